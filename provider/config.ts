@@ -1,0 +1,229 @@
+// Provider configuration (namespace `cloud`): declared once here; schema.json's `config` and `provider`
+// sections, CheckConfig's validation and Configure's parsing are derived from these declarations.
+
+import { checkProperties, Failure } from "./check";
+import { property, types, Values } from "./define";
+import { PropertyMap, unwrap, Value } from "./properties";
+
+export const DEFAULT_ENDPOINT = "https://servicemanagement.googleapis.com/v1/";
+export const DEFAULT_SCOPES = [
+    "https://www.googleapis.com/auth/cloud-platform",
+    "https://www.googleapis.com/auth/userinfo.email",
+];
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/** True for hosts a bearer token may be sent to over plain http (this machine only). */
+export function isLoopbackHost(hostname: string): boolean {
+    return LOOPBACK.test(hostname);
+}
+
+/** An http(s) URL rule; plain http only to loopback, because a bearer token rides on every request. */
+function checkEndpoint(value: string): string | undefined {
+    let url: URL;
+    try {
+        url = new URL(value);
+    } catch {
+        return `${JSON.stringify(value)} is not an absolute URL (e.g. https://servicemanagement.googleapis.com/v1/)`;
+    }
+    if (url.protocol === "https:") return undefined;
+    if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+    if (url.protocol === "http:") {
+        return `plain http:// is allowed only for a loopback host (127.0.0.1, ::1, localhost), because a bearer ` +
+            `token is sent with every request; use https:// for ${url.host}`;
+    }
+    return `the URL must use https:// (or http:// to a loopback host), not ${url.protocol}`;
+}
+
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses a Go-style duration ("90s", "2m30s", "1500ms"), the format Terraform's request_timeout takes. */
+export function parseDuration(value: string): number | undefined {
+    if (!DURATION.test(value)) return undefined;
+    let ms = 0;
+    for (const [, n, unit] of value.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit];
+    return ms;
+}
+
+function checkDuration(value: string): string | undefined {
+    const ms = parseDuration(value);
+    if (ms === undefined) return `${JSON.stringify(value)} is not a duration such as "60s", "2m" or "1m30s"`;
+    if (ms < 1 || ms > 24 * 3_600_000) return `the duration must be between 1ms and 24h, not ${value}`;
+    return undefined;
+}
+
+const SERVICE_ACCOUNT_EMAIL = /^[^\s@/]+@[a-z0-9.-]+$/;
+function checkServiceAccount(value: string): string | undefined {
+    return SERVICE_ACCOUNT_EMAIL.test(value)
+        ? undefined
+        : `${JSON.stringify(value)} is not a service account email (e.g. deployer@my-project.iam.gserviceaccount.com)`;
+}
+
+function checkCredentials(value: string): string | undefined {
+    if (value.trim() === "") return "the credentials are empty: give the contents of a key JSON file, or its path";
+    if (value.trim().startsWith("{")) {
+        try {
+            const json = JSON.parse(value) as Value;
+            if (typeof json !== "object" || json === null || Array.isArray(json) || typeof json.type !== "string") {
+                return "the credentials JSON has no `type` field; give a service account key, an authorized_user " +
+                    "or an external_account credentials file";
+            }
+        } catch {
+            return "the credentials look like JSON but do not parse (their text is not shown, as it is secret)";
+        }
+    }
+    return undefined;
+}
+
+const ENDPOINT_DESCRIPTION = "Must be an absolute https:// URL, or http:// to a loopback host.";
+
+/** The provider's configuration keys, in the order schema.json lists them. */
+export const configProperties = {
+    project: property(types.string, "The default project for resources that need one.", {
+        env: ["GOOGLE_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"],
+    }),
+    credentials: property(types.string,
+        "Either the path to or the contents of a service account key file (or another credentials file) in " +
+        "JSON format. Without it (and without `accessToken`), Application Default Credentials are used.", {
+            secret: true,
+            check: checkCredentials,
+            env: ["GOOGLE_CREDENTIALS", "GOOGLE_CLOUD_KEYFILE_JSON", "GCLOUD_KEYFILE_JSON"],
+        }),
+    accessToken: property(types.string,
+        "A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence " +
+        "over `credentials`.", {
+            secret: true,
+            check: (v) => (v.trim() === "" ? "the access token is empty" : undefined),
+            env: ["GOOGLE_OAUTH_ACCESS_TOKEN"],
+        }),
+    impersonateServiceAccount: property(types.string,
+        "The service account to impersonate for all API calls, through the IAM Credentials API.", {
+            check: checkServiceAccount,
+            env: ["GOOGLE_IMPERSONATE_SERVICE_ACCOUNT"],
+        }),
+    impersonateServiceAccountDelegates: property(types.array(types.string),
+        "The delegation chain for impersonating `impersonateServiceAccount`.", {
+            check: (v) => v.map(checkServiceAccount).find((p) => p !== undefined),
+        }),
+    billingProject: property(types.string,
+        "The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).", {
+            env: ["GOOGLE_BILLING_PROJECT"],
+        }),
+    userProjectOverride: property(types.boolean,
+        "When true, API calls are billed to `billingProject` (the `X-Goog-User-Project` header).", {
+            env: ["USER_PROJECT_OVERRIDE"],
+            default: false,
+        }),
+    requestTimeout: property(types.string,
+        "How long one API call may take, retries included, as a duration such as \"60s\" or \"2m\". " +
+        "Defaults to \"120s\".", {
+            check: checkDuration,
+            default: "120s",
+        }),
+    serviceManagementCustomEndpoint: property(types.string,
+        `The Service Management API base URL, e.g. the embedded emulator's. ${ENDPOINT_DESCRIPTION}`, {
+            check: checkEndpoint,
+            env: ["GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT"],
+            default: DEFAULT_ENDPOINT,
+        }),
+    iamCredentialsCustomEndpoint: property(types.string,
+        `The IAM Credentials API base URL used for impersonation. ${ENDPOINT_DESCRIPTION}`, {
+            check: checkEndpoint,
+            env: ["GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"],
+        }),
+    scopes: property(types.array(types.string),
+        "OAuth 2.0 scopes requested for the access token. Defaults to cloud-platform and userinfo.email.", {
+            check: (v) => (v.length === 0 ? "give at least one scope, or leave `scopes` unset" : undefined),
+            default: DEFAULT_SCOPES,
+        }),
+} as const;
+
+export type ConfigValues = Values<typeof configProperties>;
+export type ConfigKey = keyof typeof configProperties;
+
+/** Keys the engine itself adds to a provider's inputs; they are not ours to check. */
+export const isEngineKey = (key: string): boolean =>
+    key === "version" || key === "pluginDownloadURL" || key.startsWith("__");
+
+/** Where each configured value came from, for messages that must name a source but never a value. */
+export type ConfigSources = Partial<Record<ConfigKey, string>>;
+
+export interface ResolvedConfig {
+    values: ConfigValues;
+    sources: ConfigSources;
+}
+
+/** Turns a string from `variables` or the environment into the declared type (JSON for non-strings). */
+function fromString(key: ConfigKey, raw: string): Value {
+    const kind = configProperties[key].type.spec.kind;
+    if (kind === "string") return raw;
+    if (kind === "boolean" && /^(true|false|1|0)$/i.test(raw.trim())) return /^(true|1)$/i.test(raw.trim());
+    if (kind === "array" && !raw.trim().startsWith("[")) return raw.split(",").map((s) => s.trim()).filter(Boolean);
+    try {
+        return JSON.parse(raw) as Value;
+    } catch {
+        return raw; // left as a string: checking will name the expected type
+    }
+}
+
+/** Config values as the engine sends them: typed args, or `cloud:config:<key>` strings. */
+export function configFromRequest(args: PropertyMap | undefined, variables: ReadonlyMap<string, string>): PropertyMap {
+    const out: PropertyMap = {};
+    for (const [k, raw] of variables) {
+        const key = k.startsWith("cloud:config:") ? k.slice("cloud:config:".length) : k.startsWith("cloud:") ? k.slice(6) : undefined;
+        if (key !== undefined) out[key] = key in configProperties ? fromString(key as ConfigKey, raw) : raw;
+    }
+    // Typed args win over the string variables when both carry a key.
+    for (const [k, v] of Object.entries(args ?? {})) out[k] = v;
+    return out;
+}
+
+/** Normalizes config as CheckConfig/Configure receive it: secrets unwrapped, strings parsed per type. */
+function normalize(input: PropertyMap): PropertyMap {
+    const out: PropertyMap = {};
+    for (const [k, v] of Object.entries(input)) {
+        const plain = unwrap(v).value;
+        out[k] = typeof plain === "string" && k in configProperties && !isEngineKey(k)
+            ? fromString(k as ConfigKey, plain)
+            : plain;
+    }
+    return out;
+}
+
+/** Checks config as given (no environment): the failures CheckConfig reports. */
+export function checkConfig(input: PropertyMap): { failures: Failure[]; unknowns: string[] } {
+    const { failures, unknowns } = checkProperties(configProperties, normalize(input), isEngineKey);
+    return { failures, unknowns };
+}
+
+/**
+ * Resolves the effective configuration: explicit values, then environment fallbacks, then defaults.
+ * Values from the environment are checked with the same rules; failures name the variable.
+ */
+export function resolveConfig(input: PropertyMap, env: NodeJS.ProcessEnv = process.env):
+    { config?: ResolvedConfig; failures: Failure[] } {
+    const merged = normalize(input);
+    const sources: ConfigSources = {};
+    for (const [key, prop] of Object.entries(configProperties) as [ConfigKey, (typeof configProperties)[ConfigKey]][]) {
+        if (merged[key] !== undefined && merged[key] !== null) {
+            sources[key] = `cloud:${key}`;
+            continue;
+        }
+        const name = prop.env?.find((e) => env[e] !== undefined && env[e] !== "");
+        if (name) {
+            merged[key] = fromString(key, env[name]!);
+            sources[key] = `environment variable ${name}`;
+        } else if (prop.default !== undefined) {
+            merged[key] = prop.default as Value;
+        }
+    }
+    const checked = checkProperties(configProperties, merged, isEngineKey);
+    const failures = checked.failures.map((f) => {
+        const key = f.property.split(/[.[]/)[0] as ConfigKey;
+        const source = sources[key];
+        return source && source !== `cloud:${key}` ? { ...f, reason: `${f.reason} (set by ${source})` } : f;
+    });
+    if (failures.length) return { failures };
+    return { config: { values: checked.values, sources }, failures: [] };
+}

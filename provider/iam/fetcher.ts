@@ -1,0 +1,242 @@
+// The one IAM fetcher: every function and resource reads and writes policies through it. It speaks the
+// Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
+// resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, coalesces identical
+// concurrent reads into one request, and turns failures into messages a person can act on.
+
+import * as http from "http";
+import * as https from "https";
+import { isLoopbackHost } from "../config";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
+import { Credentials, CredentialsError } from "./auth";
+import { Code, IamError, parseGoogleError, redact } from "./errors";
+import { Parent, parentName } from "./names";
+import { Policy } from "./policy";
+
+export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
+
+const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
+const RETRY_NETWORK = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
+
+export interface FetcherOptions {
+    /** Base URL ending in `/` (e.g. https://servicemanagement.googleapis.com/v1/). */
+    endpoint: string;
+    credentials: Credentials;
+    /** Budget for one call, retries included. */
+    requestTimeoutMs: number;
+    /** Sent as X-Goog-User-Project (userProjectOverride + billingProject). */
+    userProject?: string;
+    /** First backoff delay; doubles per retry up to maxBackoffMs. */
+    initialBackoffMs?: number;
+    maxBackoffMs?: number;
+    /** Diagnostics (never given secrets). */
+    log?: (message: string) => void;
+}
+
+/** Counters for diagnostics, tests and benchmarks. */
+export interface FetcherStats {
+    requests: number;
+    retries: number;
+    coalesced: number;
+}
+
+interface Answer {
+    status: number;
+    retryAfter?: string;
+    body: string;
+}
+
+type Verb = "getIamPolicy" | "setIamPolicy";
+
+export class IamFetcher {
+    readonly stats: FetcherStats = { requests: 0, retries: 0, coalesced: 0 };
+    private readonly base: URL;
+    private readonly agent: http.Agent;
+    private readonly reads = new Map<string, Promise<Policy>>();
+    private cancel = new AbortController();
+
+    constructor(private readonly options: FetcherOptions) {
+        this.base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
+        if (this.base.protocol === "http:" && !isLoopbackHost(this.base.hostname)) {
+            throw new IamError(`refusing to send a bearer token over plain http:// to ${this.base.host}: use https://, ` +
+                "or http:// to a loopback host", undefined, Code.INVALID_ARGUMENT);
+        }
+        const agentOptions = { keepAlive: true, maxSockets: 64 };
+        this.agent = this.base.protocol === "https:" ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    }
+
+    /** Reads a parent's policy at version 3. Identical concurrent reads share one request. */
+    getIamPolicy(parent: Parent): Promise<Policy> {
+        const key = parentName(parent);
+        const pending = this.reads.get(key);
+        if (pending) {
+            this.stats.coalesced++;
+            return pending;
+        }
+        const read = this.call(parent, "getIamPolicy", { options: { requestedPolicyVersion: 3 } })
+            .finally(() => this.reads.delete(key));
+        this.reads.set(key, read);
+        return read;
+    }
+
+    /**
+     * Writes a parent's policy at version 3. With the policy's etag set, the write fails with ABORTED (409)
+     * if the policy changed since it was read: the caller redoes its read-modify-write.
+     */
+    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs"): Promise<Policy> {
+        return this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask });
+    }
+
+    /** Aborts every request in flight (the engine's Cancel); later calls work again. */
+    cancelAll(): void {
+        this.cancel.abort();
+        this.cancel = new AbortController();
+    }
+
+    close(): void {
+        this.cancelAll();
+        this.agent.destroy();
+    }
+
+    private url(parent: Parent, verb: Verb): URL {
+        const segments = parentName(parent).split("/").map(encodeURIComponent).join("/");
+        return new URL(`${segments}:${verb}`, this.base);
+    }
+
+    private async call(parent: Parent, verb: Verb, body: object): Promise<Policy> {
+        const o = this.options;
+        const url = this.url(parent, verb);
+        const payload = JSON.stringify(body);
+        const started = Date.now();
+        const deadline = started + o.requestTimeoutMs;
+        const signal = this.cancel.signal;
+        let backoff = o.initialBackoffMs ?? 250;
+        let last = "";
+        for (let attempt = 1; ; attempt++) {
+            if (signal.aborted) throw cancelled(verb, parent);
+            let answer: Answer | undefined;
+            try {
+                const authorization = await o.credentials.authorization();
+                answer = await this.send(url, payload, authorization, deadline - Date.now(), signal);
+            } catch (e) {
+                if (signal.aborted) throw cancelled(verb, parent);
+                if (e instanceof CredentialsError) throw new IamError(e.message, undefined, Code.UNAUTHENTICATED);
+                const code = (e as NodeJS.ErrnoException).code ?? "";
+                if (!RETRY_NETWORK.has(code) && !/socket hang up/.test(String(e))) {
+                    throw new IamError(`${verb} of ${parentName(parent)} failed: ${redact(String((e as Error).message ?? e))}`,
+                        undefined, Code.UNAVAILABLE);
+                }
+                last = `network error ${code || "socket hang up"}`;
+            }
+            if (answer) {
+                if (answer.status >= 200 && answer.status < 300) return parsePolicy(answer.body, verb, parent);
+                if (!RETRY_STATUS.has(answer.status)) throw this.failure(answer, verb, parent);
+                last = describeStatus(answer);
+            }
+            // Jittered exponential backoff ("equal jitter"), at least what Retry-After asks for.
+            const jittered = backoff / 2 + Math.random() * (backoff / 2);
+            const wait = Math.max(jittered, retryAfterMs(answer?.retryAfter));
+            backoff = Math.min(backoff * 2, o.maxBackoffMs ?? 8000);
+            if (Date.now() + wait >= deadline) {
+                const seconds = ((Date.now() - started) / 1000).toFixed(1);
+                throw new IamError(`${verb} of ${parentName(parent)} did not succeed within the request timeout ` +
+                    `(${attempt} attempts over ${seconds}s; raise cloud:requestTimeout to wait longer). Last answer: ${last}`,
+                    answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED);
+            }
+            this.stats.retries++;
+            o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
+            await sleep(wait, signal);
+        }
+    }
+
+    private send(url: URL, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+        this.stats.requests++;
+        const headers: http.OutgoingHttpHeaders = {
+            "Authorization": authorization,
+            "Content-Type": "application/json",
+            "Content-Length": Buffer.byteLength(payload),
+            "User-Agent": USER_AGENT,
+            "Accept": "application/json",
+        };
+        if (this.options.userProject) headers["X-Goog-User-Project"] = this.options.userProject;
+        const transport = url.protocol === "https:" ? https : http;
+        return new Promise<Answer>((resolve, reject) => {
+            const req = transport.request(url, { method: "POST", headers, agent: this.agent, signal }, (res) => {
+                const chunks: Buffer[] = [];
+                res.on("data", (c: Buffer) => chunks.push(c));
+                res.on("error", reject);
+                res.on("end", () => resolve({
+                    status: res.statusCode ?? 0,
+                    retryAfter: res.headers["retry-after"],
+                    body: Buffer.concat(chunks).toString("utf8"),
+                }));
+            });
+            req.setTimeout(Math.max(1, timeoutMs), () => req.destroy(Object.assign(new Error("request timed out"), { code: "ETIMEDOUT" })));
+            req.on("error", reject);
+            req.end(payload);
+        });
+    }
+
+    private failure(answer: Answer, verb: Verb, parent: Parent): IamError {
+        const name = parentName(parent);
+        const status = describeStatus(answer);
+        const source = this.options.credentials.source;
+        switch (answer.status) {
+            case 404:
+                return new IamError(parent.kind === "service"
+                    ? `service ${JSON.stringify(parent.serviceName)} was not found (${status}): check serviceName, and that ${source} may see the service`
+                    : `service ${JSON.stringify(parent.serviceName)} (consumer ${JSON.stringify(parent.consumerProject)}) was not found (${status}): check serviceName and consumerProject`,
+                answer.status, Code.NOT_FOUND);
+            case 403:
+                return new IamError(`permission servicemanagement.services.${verb} is denied on ${name} for ${source} ` +
+                    `(${status}); grant it, e.g. with roles/servicemanagement.admin on the producer project`, answer.status, Code.PERMISSION_DENIED);
+            case 401:
+                return new IamError(`the request for ${name} was not authenticated (${status}); credentials used: ${source}. ` +
+                    "Check that they are valid and not expired", answer.status, Code.UNAUTHENTICATED);
+            case 409:
+                return new IamError(`the policy of ${name} changed concurrently (${status})`, answer.status, Code.ABORTED);
+            default:
+                return new IamError(`${verb} of ${name} was refused (${status})`, answer.status,
+                    answer.status === 400 ? Code.INVALID_ARGUMENT : Code.UNKNOWN);
+        }
+    }
+}
+
+function describeStatus(answer: Answer): string {
+    const err = parseGoogleError(answer.body);
+    const detail = err.message ? `: ${redact(err.message)}` : "";
+    return `HTTP ${answer.status}${err.status ? ` ${err.status}` : ""}${detail}`;
+}
+
+function retryAfterMs(header: string | undefined): number {
+    if (!header) return 0;
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    const at = Date.parse(header);
+    return Number.isFinite(at) ? Math.max(0, at - Date.now()) : 0;
+}
+
+function parsePolicy(body: string, verb: Verb, parent: Parent): Policy {
+    try {
+        const p = JSON.parse(body || "{}") as Policy;
+        if (typeof p === "object" && p !== null && !Array.isArray(p)) return p;
+    } catch {
+        // fall through
+    }
+    throw new IamError(`${verb} of ${parentName(parent)} returned a body that is not a policy`, undefined, Code.UNKNOWN);
+}
+
+function cancelled(verb: Verb, parent: Parent): IamError {
+    return new IamError(`${verb} of ${parentName(parent)} was cancelled`, undefined, Code.CANCELLED);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+        const timer = setTimeout(done, ms);
+        function done() {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", done);
+            resolve();
+        }
+        signal.addEventListener("abort", done, { once: true });
+    });
+}

@@ -1,0 +1,78 @@
+// Naming rules of the Service Management API for the two IAM parents, shared by the provider's input
+// checking and the emulator, so both refuse exactly the same names.
+
+/** The outcome of checking one name: the normalized value, or the rule it broke (written for a person). */
+export type NameCheck = { ok: true; value: string } | { ok: false; rule: string };
+
+const LABEL = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const PROJECT_ID = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+export const SERVICE_NAME_RULE =
+    "a service name is at most 253 characters of dot-separated labels; each label starts with a lowercase " +
+    "letter, holds only lowercase letters, digits and dashes, does not end with a dash and is at most 63 " +
+    "characters (e.g. `myapi.endpoints.my-project.cloud.goog`; a `services/` prefix is accepted)";
+
+export const PROJECT_ID_RULE =
+    "a project ID is 6 to 30 lowercase letters, digits or hyphens, starts with a letter and does not end " +
+    "with a hyphen (e.g. `my-project-123`); a domain-scoped ID such as `example.com:my-project` is accepted";
+
+function describe(value: string): string {
+    const shown = value.length > 64 ? `${value.slice(0, 64)}…` : value;
+    return JSON.stringify(shown);
+}
+
+/** Checks a service name, accepting an optional `services/` prefix; the value returned has no prefix. */
+export function checkServiceName(raw: string): NameCheck {
+    const name = raw.startsWith("services/") ? raw.slice("services/".length) : raw;
+    if (name.length === 0) return { ok: false, rule: `the service name is empty; ${SERVICE_NAME_RULE}` };
+    if (name.length > 253) {
+        return { ok: false, rule: `the service name is ${name.length} characters long; ${SERVICE_NAME_RULE}` };
+    }
+    if (!name.split(".").every((label) => LABEL.test(label))) {
+        return { ok: false, rule: `${describe(raw)} is not a valid service name: ${SERVICE_NAME_RULE}` };
+    }
+    return { ok: true, value: name };
+}
+
+/** Checks a consumer project ID (bare, or domain-scoped `domain:project`). */
+export function checkProjectId(raw: string): NameCheck {
+    if (raw.length === 0) return { ok: false, rule: `the project ID is empty; ${PROJECT_ID_RULE}` };
+    if (raw.length > 253 + 1 + 30) {
+        return { ok: false, rule: `the project ID is ${raw.length} characters long; ${PROJECT_ID_RULE}` };
+    }
+    const colon = raw.lastIndexOf(":");
+    const ok = colon < 0
+        ? PROJECT_ID.test(raw)
+        : DOMAIN.test(raw.slice(0, colon)) && PROJECT_ID.test(raw.slice(colon + 1));
+    return ok ? { ok: true, value: raw } : { ok: false, rule: `${describe(raw)} is not a valid project ID: ${PROJECT_ID_RULE}` };
+}
+
+/** The two kinds of IAM parent this package manages. */
+export type Parent =
+    | { kind: "service"; serviceName: string }
+    | { kind: "consumer"; serviceName: string; consumerProject: string };
+
+/** The resource name of a parent, as the API and Terraform's IDs spell it (unencoded). */
+export function parentName(parent: Parent): string {
+    return parent.kind === "service"
+        ? `services/${parent.serviceName}`
+        : `services/${parent.serviceName}/consumers/${parent.consumerProject}`;
+}
+
+/** The broken rule of a name check, or undefined: the form property checks take. */
+export const serviceNameProblem = (raw: string): string | undefined => brokenRule(checkServiceName(raw));
+export const projectIdProblem = (raw: string): string | undefined => brokenRule(checkProjectId(raw));
+
+function brokenRule(check: NameCheck): string | undefined {
+    return check.ok ? undefined : check.rule;
+}
+
+/** The parent a (checked) service name and optional consumer project address. */
+export function parentOf(serviceName: string, consumerProject?: string): Parent {
+    const check = checkServiceName(serviceName);
+    if (!check.ok) throw new Error(check.rule);
+    return consumerProject === undefined
+        ? { kind: "service", serviceName: check.value }
+        : { kind: "consumer", serviceName: check.value, consumerProject };
+}

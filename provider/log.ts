@@ -1,0 +1,47 @@
+// Diagnostics: stderr (when asked for with --logtostderr or -v) and the engine's Log RPC once the engine's
+// address is known. Stdout is never written: its first line belongs to the port number.
+
+import * as grpc from "@grpc/grpc-js";
+import type { EngineClient } from "@pulumi/pulumi/proto/engine_grpc_pb";
+import type { LogSeverity } from "@pulumi/pulumi/proto/engine_pb";
+
+const enum Severity { DEBUG = 0, INFO = 1, WARNING = 2, ERROR = 3 }
+
+export class Logger {
+    private engine?: EngineClient;
+
+    constructor(private readonly verbosity: number, private readonly toStderr: boolean) {}
+
+    /** Connects to the engine's Log service (Handshake, Attach, or the address on the command line). */
+    attach(address: string | undefined): void {
+        if (!address || this.engine) return;
+        // Loaded only when an engine is there: tests and debugging sessions have none.
+        const { EngineClient: Client } = require("@pulumi/pulumi/proto/engine_grpc_pb") as typeof import("@pulumi/pulumi/proto/engine_grpc_pb");
+        this.engine = new Client(address, grpc.credentials.createInsecure());
+    }
+
+    debug(message: string): void {
+        this.write(Severity.DEBUG, message, this.verbosity >= 5);
+    }
+
+    warn(message: string): void {
+        this.write(Severity.WARNING, message, true);
+    }
+
+    error(message: string): void {
+        this.write(Severity.ERROR, message, true);
+    }
+
+    private write(severity: Severity, message: string, toEngine: boolean): void {
+        if (this.toStderr || this.verbosity > 0) process.stderr.write(`pulumi-resource-cloud: ${message}\n`);
+        if (!toEngine || !this.engine) return;
+        const { LogRequest } = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
+        this.engine.log(new LogRequest().setSeverity(severity as number as LogSeverity).setMessage(message).setEphemeral(false), () => {
+            // The engine may already be gone; a lost diagnostic must not take the plugin down.
+        });
+    }
+
+    close(): void {
+        this.engine?.close();
+    }
+}

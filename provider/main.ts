@@ -1,0 +1,37 @@
+// The plugin executable: `pulumi-resource-cloud [--logtostderr] [-v=N] [--tracing X] [ENGINE_ADDRESS]`.
+// Serves the provider on 127.0.0.1 and prints only the port, on the first line of stdout, as the engine
+// expects. Works without an engine address (tests, PULUMI_DEBUG_PROVIDERS attach).
+
+import minimist from "minimist";
+import { Logger } from "./log";
+import { serve } from "./server";
+
+async function main(): Promise<void> {
+    const args = minimist(process.argv.slice(2), {
+        boolean: ["logtostderr"],
+        string: ["v", "tracing"],
+    });
+    const verbosity = Number(args.v ?? 0) || 0;
+    const log = new Logger(verbosity, args.logtostderr === true);
+    const engineAddress = args._.map(String).find((a) => a.length > 0);
+    log.attach(engineAddress);
+    const { port, shutdown } = await serve(log);
+    process.stdout.write(`${port}\n`);
+
+    let stopping = false;
+    const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        void shutdown().then(() => process.exit(0));
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    // A bug must not crash the engine's deployment: report it and keep serving.
+    process.on("uncaughtException", (e) => log.error(`unexpected error: ${e instanceof Error ? e.message : String(e)}`));
+    process.on("unhandledRejection", (e) => log.error(`unexpected rejection: ${e instanceof Error ? e.message : String(e)}`));
+}
+
+main().catch((e: unknown) => {
+    process.stderr.write(`pulumi-resource-cloud: cannot start: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+});

@@ -1,0 +1,56 @@
+// Property values as they cross the provider protocol: google.protobuf.Struct values in which the engine
+// marks secrets with a signature object and unknowns (preview) with a sentinel string. These constants are
+// the protocol's own (also exported by @pulumi/pulumi/runtime/rpc, which we do not load at start-up because
+// it pulls in the whole language runtime; a test checks that the values agree).
+
+export const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+export const SECRET_SIG_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+export const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** A JSON value, as a Struct holds it. */
+export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
+export type PropertyMap = { [key: string]: Value };
+
+export function isSecret(v: Value | undefined): v is { [key: string]: Value } {
+    return typeof v === "object" && v !== null && !Array.isArray(v) && v[SECRET_SIG_KEY] === SECRET_SIG_VALUE;
+}
+
+export function makeSecret(value: Value): Value {
+    return { [SECRET_SIG_KEY]: SECRET_SIG_VALUE, value };
+}
+
+/** What unwrapping found: the plain value, and whether any part of it was secret or unknown. */
+export interface Unwrapped {
+    value: Value;
+    secret: boolean;
+    unknown: boolean;
+}
+
+/** Removes secret markers at any depth, noting whether a secret or an unknown was seen. */
+export function unwrap(v: Value): Unwrapped {
+    const found = { secret: false, unknown: false };
+    const walk = (x: Value): Value => {
+        if (x === UNKNOWN_VALUE) {
+            found.unknown = true;
+            return x;
+        }
+        if (isSecret(x)) {
+            found.secret = true;
+            return walk((x.value ?? null) as Value);
+        }
+        if (Array.isArray(x)) return x.map(walk);
+        if (typeof x === "object" && x !== null) {
+            const out: PropertyMap = {};
+            for (const [k, e] of Object.entries(x as PropertyMap)) out[k] = walk(e);
+            return out;
+        }
+        return x;
+    };
+    const value = walk(v);
+    return { value, ...found };
+}
+
+/** True if the value holds the unknown sentinel anywhere. */
+export function containsUnknown(v: Value): boolean {
+    return unwrap(v).unknown;
+}

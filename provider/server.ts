@@ -1,0 +1,290 @@
+// The pulumirpc.ResourceProvider gRPC service, on @grpc/grpc-js with the stubs shipped in @pulumi/pulumi.
+// Unlike the stock Node provider server, it implements the configuration RPCs (CheckConfig, DiffConfig,
+// Configure), so credentials and the endpoint can come from provider config. Dispatch, input checking
+// and the unknown-token messages are all derived from the definitions in functions/ and resources/.
+
+import * as fs from "fs";
+import * as path from "path";
+import * as grpc from "@grpc/grpc-js";
+import { ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
+import * as pb from "@pulumi/pulumi/proto/provider_pb";
+import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
+import { Empty } from "google-protobuf/google/protobuf/empty_pb";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { checkProperties, Failure } from "./check";
+import { checkConfig, configFromRequest, configProperties, isEngineKey, parseDuration, ResolvedConfig, resolveConfig } from "./config";
+import { functions } from "./functions";
+import { InvokeContext } from "./functions/function";
+import { credentialsFor } from "./iam/auth";
+import { IamError, redact } from "./iam/errors";
+import { IamFetcher } from "./iam/fetcher";
+import { Logger } from "./log";
+import { makeSecret, PropertyMap, unwrap, Value } from "./properties";
+import { resources } from "./resources";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
+
+/** An error carrying the gRPC status to answer with. */
+class RpcError extends Error {
+    constructor(readonly code: grpc.status, message: string) {
+        super(message);
+    }
+}
+
+const functionsByToken = new Map(functions.map((f) => [f.token, f]));
+const resourcesByToken = new Map(resources.map((r) => [r.token, r]));
+const PROVIDER_TYPE = `pulumi:providers:${PACKAGE_NAME}`;
+
+function listOf(tokens: Iterable<string>): string {
+    const all = [...tokens];
+    return all.length ? all.join(", ") : "none yet";
+}
+
+function unknownFunction(token: string): RpcError {
+    return new RpcError(grpc.status.INVALID_ARGUMENT,
+        `unknown function ${JSON.stringify(token)}: the ${PACKAGE_NAME} provider offers ${listOf(functionsByToken.keys())}`);
+}
+
+function unknownResource(type: string): RpcError {
+    return new RpcError(grpc.status.INVALID_ARGUMENT,
+        `unknown resource type ${JSON.stringify(type)}: the ${PACKAGE_NAME} provider ${PACKAGE_VERSION} manages ` +
+        `${listOf(resourcesByToken.keys())}`);
+}
+
+function toMap(s: Struct | undefined): PropertyMap {
+    return (s?.toJavaScript() ?? {}) as PropertyMap;
+}
+
+function toStruct(value: object): Struct {
+    // JSON round trip drops undefined fields, which Struct cannot hold.
+    return Struct.fromJavaScript(JSON.parse(JSON.stringify(value)));
+}
+
+function failuresOf(failures: Failure[]): pb.CheckFailure[] {
+    return failures.map((f) => new pb.CheckFailure().setProperty(f.property).setReason(f.reason));
+}
+
+/** The schema.json shipped beside the code (the repository root, or the packaged plugin's folder). */
+function findSchema(): string {
+    for (const dir of [path.join(__dirname, ".."), path.join(__dirname, "..", "..")]) {
+        const file = path.join(dir, "schema.json");
+        if (fs.existsSync(file)) return file;
+    }
+    throw new RpcError(grpc.status.INTERNAL, "schema.json is missing from the plugin's installation");
+}
+
+export class Provider {
+    private config?: ResolvedConfig;
+    private configUnknown = false;
+    private fetcher?: IamFetcher;
+    private schema?: string;
+
+    constructor(private readonly log: Logger) {}
+
+    /** The IAM fetcher for the current configuration, built on first use. */
+    private iam(): IamFetcher {
+        if (this.configUnknown) {
+            throw new RpcError(grpc.status.FAILED_PRECONDITION,
+                "the provider configuration is not known yet (it depends on outputs of resources not yet created)");
+        }
+        if (!this.fetcher) {
+            if (!this.config) this.applyConfig({}); // not configured: environment and defaults, as Terraform does
+            const v = this.config!.values;
+            this.fetcher = new IamFetcher({
+                endpoint: v.serviceManagementCustomEndpoint!,
+                credentials: credentialsFor(this.config!),
+                requestTimeoutMs: parseDuration(v.requestTimeout!)!,
+                userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
+                log: (m) => this.log.debug(m),
+            });
+        }
+        return this.fetcher;
+    }
+
+    private applyConfig(input: PropertyMap): void {
+        const { config, failures } = resolveConfig(input);
+        if (!config) {
+            throw new RpcError(grpc.status.INVALID_ARGUMENT,
+                `invalid provider configuration: ${failures.map((f) => f.reason).join("; ")}`);
+        }
+        this.fetcher?.close();
+        this.fetcher = undefined;
+        this.config = config;
+    }
+
+    handshake(req: pb.ProviderHandshakeRequest): pb.ProviderHandshakeResponse {
+        this.log.attach(req.getEngineAddress());
+        return new pb.ProviderHandshakeResponse().setAcceptSecrets(true).setAcceptResources(false).setAcceptOutputs(false);
+    }
+
+    attach(req: pluginPb.PluginAttach): Empty {
+        this.log.attach(req.getAddress());
+        return new Empty();
+    }
+
+    getPluginInfo(): pluginPb.PluginInfo {
+        return new pluginPb.PluginInfo().setVersion(PACKAGE_VERSION);
+    }
+
+    getSchema(req: pb.GetSchemaRequest): pb.GetSchemaResponse {
+        if (req.getVersion() !== 0) {
+            throw new RpcError(grpc.status.INVALID_ARGUMENT,
+                `schema version ${req.getVersion()} is not supported: this provider serves schema version 0`);
+        }
+        this.schema ??= fs.readFileSync(findSchema(), "utf8");
+        return new pb.GetSchemaResponse().setSchema(this.schema);
+    }
+
+    checkConfig(req: pb.CheckRequest): pb.CheckResponse {
+        const news = toMap(req.getNews());
+        const { failures } = checkConfig(news);
+        // Keys declared secret are returned as secrets, so the engine keeps them encrypted in state even
+        // when they were set as plain config.
+        const inputs: PropertyMap = {};
+        for (const [k, v] of Object.entries(news)) {
+            const secret = (configProperties as Record<string, { secret?: boolean }>)[k]?.secret;
+            inputs[k] = secret && !unwrap(v).secret ? makeSecret(v) : v;
+        }
+        return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
+    }
+
+    diffConfig(req: pb.DiffRequest): pb.DiffResponse {
+        const olds = toMap(req.getOlds());
+        const news = toMap(req.getNews());
+        const res = new pb.DiffResponse();
+        const keys = new Set([...Object.keys(olds), ...Object.keys(news)].filter((k) => !isEngineKey(k)));
+        const detailed = res.getDetaileddiffMap();
+        const diffs: string[] = [];
+        for (const key of [...keys].sort()) {
+            const before = olds[key] === undefined ? undefined : unwrap(olds[key]);
+            const after = news[key] === undefined ? undefined : unwrap(news[key]);
+            if (JSON.stringify(before?.value) === JSON.stringify(after?.value) && !after?.unknown) continue;
+            diffs.push(key);
+            const kind = before === undefined ? pb.PropertyDiff.Kind.ADD
+                : after === undefined ? pb.PropertyDiff.Kind.DELETE : pb.PropertyDiff.Kind.UPDATE;
+            detailed.set(key, new pb.PropertyDiff().setKind(kind).setInputdiff(true));
+        }
+        // A configuration change never replaces the provider: every resource is addressed by name.
+        return res.setChanges(diffs.length ? pb.DiffResponse.DiffChanges.DIFF_SOME : pb.DiffResponse.DiffChanges.DIFF_NONE)
+            .setDiffsList(diffs).setHasdetaileddiff(true);
+    }
+
+    configure(req: pb.ConfigureRequest): pb.ConfigureResponse {
+        const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
+        this.configUnknown = unwrap(input).unknown;
+        if (!this.configUnknown) this.applyConfig(input);
+        return new pb.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true)
+            .setAcceptresources(false).setAcceptoutputs(false);
+    }
+
+    async invoke(req: pb.InvokeRequest): Promise<pb.InvokeResponse> {
+        const fn = functionsByToken.get(req.getTok());
+        if (!fn) throw unknownFunction(req.getTok());
+        const { value, secret } = unwrap(toMap(req.getArgs()));
+        const args = (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}) as PropertyMap;
+        const checked = checkProperties(fn.inputs, args);
+        const res = new pb.InvokeResponse();
+        const failures = [...checked.failures, ...checked.unknowns.map((p) => ({
+            property: p,
+            reason: `\`${p}\` is not known yet (preview); the lookup runs once it is`,
+        }))];
+        if (failures.length) return res.setFailuresList(failuresOf(failures));
+        const ctx: InvokeContext = { iam: () => this.iam() };
+        const result = (await fn.invoke(checked.values, ctx)) as Record<string, Value>;
+        // Outputs computed from a secret argument stay secret.
+        if (secret) for (const k of Object.keys(result)) result[k] = makeSecret(result[k]);
+        return res.setReturn(toStruct(result));
+    }
+
+    cancel(): Empty {
+        this.fetcher?.cancelAll();
+        return new Empty();
+    }
+
+    /** Check/Diff/Create/Read/Update/Delete: the provider itself, a declared resource, or an unknown type. */
+    resourceCall(type: string): never {
+        if (type === PROVIDER_TYPE || type === "") {
+            throw new RpcError(grpc.status.INVALID_ARGUMENT, `${PROVIDER_TYPE} is configured through CheckConfig/DiffConfig/Configure`);
+        }
+        throw unknownResource(type);
+    }
+
+    close(): void {
+        this.fetcher?.close();
+        this.log.close();
+    }
+}
+
+/** Turns any failure into a status a person can read; never includes a credential. */
+function toStatus(e: unknown): Partial<grpc.StatusObject> {
+    if (e instanceof RpcError) return { code: e.code, details: e.message };
+    if (e instanceof IamError) return { code: e.code as grpc.status, details: e.message };
+    const message = e instanceof Error ? e.message : String(e);
+    return { code: grpc.status.INTERNAL, details: `internal error: ${redact(message)}` };
+}
+
+type Handler<Req, Res> = (req: Req) => Res | Promise<Res>;
+
+function unary<Req, Res>(log: Logger, name: string, fn: Handler<Req, Res>): grpc.handleUnaryCall<Req, Res> {
+    return (call, callback) => {
+        Promise.resolve()
+            .then(() => fn(call.request))
+            .then((res) => callback(null, res))
+            .catch((e: unknown) => {
+                const status = toStatus(e);
+                if (status.code === grpc.status.INTERNAL) log.error(`${name}: ${status.details}`);
+                callback(status);
+            });
+    };
+}
+
+/** The gRPC service implementation for a provider (methods not listed answer UNIMPLEMENTED). */
+export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImplementation {
+    const typeOf = (req: { getType?: () => string; getUrn(): string }) =>
+        req.getType?.() || req.getUrn().split("::")[2] || "";
+    return {
+        handshake: unary(log, "Handshake", (r: pb.ProviderHandshakeRequest) => p.handshake(r)),
+        attach: unary(log, "Attach", (r: pluginPb.PluginAttach) => p.attach(r)),
+        getPluginInfo: unary(log, "GetPluginInfo", () => p.getPluginInfo()),
+        getSchema: unary(log, "GetSchema", (r: pb.GetSchemaRequest) => p.getSchema(r)),
+        checkConfig: unary(log, "CheckConfig", (r: pb.CheckRequest) => p.checkConfig(r)),
+        diffConfig: unary(log, "DiffConfig", (r: pb.DiffRequest) => p.diffConfig(r)),
+        configure: unary(log, "Configure", (r: pb.ConfigureRequest) => p.configure(r)),
+        invoke: unary(log, "Invoke", (r: pb.InvokeRequest) => p.invoke(r)),
+        cancel: unary(log, "Cancel", () => p.cancel()),
+        check: unary(log, "Check", (r: pb.CheckRequest) => p.resourceCall(typeOf(r))),
+        diff: unary(log, "Diff", (r: pb.DiffRequest) => p.resourceCall(typeOf(r))),
+        create: unary(log, "Create", (r: pb.CreateRequest) => p.resourceCall(typeOf(r))),
+        read: unary(log, "Read", (r: pb.ReadRequest) => p.resourceCall(typeOf(r))),
+        update: unary(log, "Update", (r: pb.UpdateRequest) => p.resourceCall(typeOf(r))),
+        delete: unary(log, "Delete", (r: pb.DeleteRequest) => p.resourceCall(typeOf(r))),
+        getMapping: unary(log, "GetMapping", () => new pb.GetMappingResponse()),
+        getMappings: unary(log, "GetMappings", () => new pb.GetMappingsResponse()),
+    };
+}
+
+/** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */
+export async function serve(log: Logger): Promise<{ port: number; shutdown(): Promise<void> }> {
+    const provider = new Provider(log);
+    const server = new grpc.Server({
+        "grpc.max_receive_message_length": 400 * 1024 * 1024,
+        "grpc.max_send_message_length": 400 * 1024 * 1024,
+    });
+    server.addService(ResourceProviderService, serviceFor(provider, log));
+    const port = await new Promise<number>((resolve, reject) =>
+        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    return {
+        port,
+        shutdown: () => new Promise<void>((resolve) => {
+            // Let calls in flight finish, but never hang the engine: force after a short grace period.
+            const force = setTimeout(() => {
+                server.forceShutdown();
+                resolve();
+            }, 800);
+            server.tryShutdown(() => {
+                clearTimeout(force);
+                resolve();
+            });
+        }).finally(() => provider.close()),
+    };
+}
+

@@ -1,0 +1,187 @@
+// The plugin executable, driven over the provider protocol as the engine drives it, against the emulator.
+
+import { expect } from "chai";
+import * as fs from "fs";
+import * as grpc from "@grpc/grpc-js";
+import * as pb from "@pulumi/pulumi/proto/provider_pb";
+import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { Emulator, startEmulator } from "../../emulator";
+import { policyData } from "../../provider/iam/policy";
+import { SECRET_SIG_KEY, UNKNOWN_VALUE } from "../../provider/properties";
+import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
+
+const TOKEN = "ya29.test-token-DO-NOT-PRINT-7f3a9c";
+const SERVICE = "myapi.endpoints.my-project.cloud.goog";
+const CONSUMER = "consumer-project-1";
+
+function endpointVars(emu: Emulator, token = TOKEN): Record<string, string> {
+    return {
+        "cloud:config:serviceManagementCustomEndpoint": emu.url,
+        "cloud:config:accessToken": token,
+        "cloud:config:requestTimeout": "20s",
+    };
+}
+
+async function expectRpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
+    try {
+        await p;
+    } catch (e) {
+        return e as grpc.ServiceError;
+    }
+    throw new Error("expected the call to fail");
+}
+
+describe("provider protocol", function () {
+    let emu: Emulator;
+    let plugin: Plugin;
+
+    before(async () => {
+        emu = await startEmulator({ accessTokens: [TOKEN] });
+        emu.createService(SERVICE, "my-project");
+        emu.createService("other.endpoints.my-project.cloud.goog", "my-project");
+        plugin = await Plugin.start();
+        await plugin.configure(undefined, endpointVars(emu));
+    });
+    after(async () => {
+        const code = await plugin.stop();
+        expect(code, "exit code after SIGINT").to.equal(0);
+        expect(plugin.stdout + plugin.stderr).not.to.contain(TOKEN);
+        await emu.close();
+    });
+    beforeEach(() => emu.resetRequests());
+
+    it("prints only the port on stdout line 1", () => {
+        expect(plugin.stdout).to.match(/^\d+\n$/);
+        expect(Number(plugin.stdout.trim())).to.equal(plugin.port);
+    });
+
+    it("answers Handshake, GetPluginInfo and GetSchema with the committed schema.json", async () => {
+        const hs = await plugin.call<pb.ProviderHandshakeResponse>("handshake", new pb.ProviderHandshakeRequest());
+        expect(hs.getAcceptSecrets()).to.equal(true);
+        const info = await plugin.empty<pluginPb.PluginInfo>("getPluginInfo");
+        expect(info.getVersion()).to.equal("8.38.0");
+        const schema = await plugin.call<pb.GetSchemaResponse>("getSchema", new pb.GetSchemaRequest());
+        expect(schema.getSchema()).to.equal(fs.readFileSync(`${__dirname}/../../../schema.json`, "utf8"));
+        const err = await expectRpcError(plugin.call("getSchema", new pb.GetSchemaRequest().setVersion(1)));
+        expect(err.code).to.equal(grpc.status.INVALID_ARGUMENT);
+        expect(err.details).to.contain("schema version 1");
+    });
+
+    it("returns the service record: exact echo, id, etag and canonical policyData", async () => {
+        const stored = emu.setPolicy(`services/${SERVICE}`, {
+            bindings: [
+                { role: "roles/viewer", members: ["user:b@example.com", "user:a@example.com", "user:a@example.com"] },
+                { role: "roles/servicemanagement.serviceConsumer", members: ["group:devs@example.com"] },
+            ],
+        });
+        const res = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(res.failures).to.deep.equal([]);
+        const r = res.return!;
+        expect(r.serviceName).to.equal(SERVICE);
+        expect(r.id).to.equal(`services/${SERVICE}`);
+        expect(r.etag).to.equal(stored.etag).and.to.be.a("string").and.not.equal("");
+        expect(r.policyData).to.equal(
+            '{"bindings":[{"members":["group:devs@example.com"],"role":"roles/servicemanagement.serviceConsumer"},' +
+            '{"members":["user:a@example.com","user:b@example.com"],"role":"roles/viewer"}]}');
+        expect(r.bindings).to.deep.equal([
+            { members: ["group:devs@example.com"], role: "roles/servicemanagement.serviceConsumer" },
+            { members: ["user:a@example.com", "user:b@example.com"], role: "roles/viewer" },
+        ]);
+        expect(r.auditConfigs).to.deep.equal([]);
+        expect(emu.requests.map((q) => q.path)).to.deep.equal([`/v1/services/${SERVICE}:getIamPolicy`]);
+    });
+
+    it("returns the consumer record, conditions included, and accepts the services/ prefix", async () => {
+        const condition = { expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")", title: "until-2030" };
+        emu.setPolicy(`services/${SERVICE}/consumers/${CONSUMER}`, {
+            version: 3,
+            bindings: [{ role: "roles/servicemanagement.serviceController", members: ["serviceAccount:sa@p.iam.gserviceaccount.com"], condition }],
+        });
+        const res = await plugin.invoke(CONSUMERS_FN, { serviceName: `services/${SERVICE}`, consumerProject: CONSUMER });
+        expect(res.failures).to.deep.equal([]);
+        const r = res.return!;
+        expect(r.serviceName).to.equal(`services/${SERVICE}`);
+        expect(r.consumerProject).to.equal(CONSUMER);
+        expect(r.id).to.equal(`services/${SERVICE}/consumers/${CONSUMER}`);
+        expect(r.bindings).to.deep.equal([{ condition: { expression: condition.expression, title: condition.title },
+            members: ["serviceAccount:sa@p.iam.gserviceaccount.com"], role: "roles/servicemanagement.serviceController" }]);
+        expect(JSON.parse(String(r.policyData)).bindings[0].condition.title).to.equal("until-2030");
+    });
+
+    it("gives an unset consumer policy as empty, and domain-scoped project IDs work", async () => {
+        const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: "example.com:my-proj" });
+        expect(res.failures).to.deep.equal([]);
+        expect(res.return!.policyData).to.equal("{}");
+        expect(res.return!.id).to.equal(`services/${SERVICE}/consumers/example.com:my-proj`);
+        expect(emu.requests[0].path).to.equal(`/v1/services/${SERVICE}/consumers/example.com%3Amy-proj:getIamPolicy`);
+    });
+
+    it("gives byte-equal policyData for policies that differ only in order and duplicates", async () => {
+        emu.setPolicy(`services/${SERVICE}`, { bindings: [
+            { role: "roles/b", members: ["user:z@example.com", "user:y@example.com"] },
+            { role: "roles/a", members: ["user:x@example.com"] },
+        ] });
+        emu.setPolicy("services/other.endpoints.my-project.cloud.goog", { bindings: [
+            { role: "roles/a", members: ["user:x@example.com", "user:x@example.com"] },
+            { role: "roles/b", members: ["user:y@example.com"] },
+            { role: "roles/b", members: ["user:z@example.com"] },
+        ] });
+        const a = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        const b = await plugin.invoke(SERVICE_FN, { serviceName: "other.endpoints.my-project.cloud.goog" });
+        expect(a.return!.policyData).to.equal(b.return!.policyData);
+        expect(a.return!.etag).not.to.equal(b.return!.etag);
+        expect(a.return!.policyData).to.equal(policyData({ bindings: [
+            { role: "roles/a", members: ["user:x@example.com"] },
+            { role: "roles/b", members: ["user:y@example.com", "user:z@example.com"] },
+        ] }));
+    });
+
+    it("names the service when it does not exist", async () => {
+        const err = await expectRpcError(plugin.invoke(SERVICE_FN, { serviceName: "missing.endpoints.p.cloud.goog" }));
+        expect(err.code).to.equal(grpc.status.NOT_FOUND);
+        expect(err.details).to.contain('"missing.endpoints.p.cloud.goog"').and.contain("not found");
+    });
+
+    it("rejects an unknown function token, naming it and the known ones", async () => {
+        const err = await expectRpcError(plugin.invoke("cloud:endpoints/getNope:getNope", {}));
+        expect(err.details).to.contain("cloud:endpoints/getNope:getNope").and.contain(SERVICE_FN).and.contain(CONSUMERS_FN);
+    });
+
+    it("answers resource RPCs with a clear unknown resource type", async () => {
+        const type = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
+        const err = await expectRpcError(plugin.call("check", new pb.CheckRequest()
+            .setUrn(`urn:pulumi:dev::proj::${type}::p`).setType(type).setNews(Struct.fromJavaScript({}))));
+        expect(err.details).to.contain(`unknown resource type "${type}"`);
+    });
+
+    it("reports a lookup argument that is not known yet as a failure, sending nothing", async () => {
+        const res = await plugin.invoke(SERVICE_FN, { serviceName: UNKNOWN_VALUE });
+        expect(res.failures.map((f) => f.property)).to.deep.equal(["serviceName"]);
+        expect(emu.requests).to.have.length(0);
+    });
+
+    it("keeps outputs secret when the argument was a secret", async () => {
+        const res = await plugin.invoke(SERVICE_FN, { serviceName: { [SECRET_SIG_KEY]: "1b47061264138c4ac30d75fd1eb44270", value: SERVICE } });
+        expect(res.failures).to.deep.equal([]);
+        const echo = res.return!.serviceName as Record<string, unknown>;
+        expect(echo[SECRET_SIG_KEY]).to.equal("1b47061264138c4ac30d75fd1eb44270");
+        expect(echo.value).to.equal(SERVICE);
+    });
+
+    it("coalesces identical concurrent lookups into one request", async () => {
+        emu.setFaults({ latencyMs: 300 });
+        try {
+            const all = await Promise.all(Array.from({ length: 40 }, () => plugin.invoke(SERVICE_FN, { serviceName: SERVICE })));
+            expect(new Set(all.map((r) => r.return!.etag)).size).to.equal(1);
+            const distinct = await Promise.all(["a-proj-1", "a-proj-2", "a-proj-3"].map((c) =>
+                plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: c })));
+            expect(distinct.every((r) => r.failures.length === 0)).to.equal(true);
+        } finally {
+            emu.setFaults({ latencyMs: 0 });
+        }
+        const paths = emu.requests.map((r) => r.path);
+        expect(paths.filter((p) => p === `/v1/services/${SERVICE}:getIamPolicy`)).to.have.length(1);
+        expect(paths.filter((p) => p.includes("/consumers/a-proj-"))).to.have.length(3);
+    });
+});

@@ -1,0 +1,99 @@
+// Drives the real plugin executable as the engine does: spawn, read the port from stdout line 1, speak
+// pulumirpc.ResourceProvider over gRPC with the stubs shipped in @pulumi/pulumi.
+
+import { ChildProcess, spawn } from "child_process";
+import * as path from "path";
+import * as grpc from "@grpc/grpc-js";
+import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
+import * as pb from "@pulumi/pulumi/proto/provider_pb";
+import { Empty } from "google-protobuf/google/protobuf/empty_pb";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { PropertyMap } from "../../provider/properties";
+
+export const PLUGIN = path.join(__dirname, "..", "..", "..", "bin", "pulumi-resource-cloud");
+
+export interface InvokeResult {
+    return?: PropertyMap;
+    failures: { property: string; reason: string }[];
+}
+
+/** A running plugin process and a client for it. */
+export class Plugin {
+    stdout = "";
+    stderr = "";
+    readonly exited: Promise<number | null>;
+
+    private constructor(readonly child: ChildProcess, readonly port: number, readonly client: ResourceProviderClient) {
+        this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    }
+
+    /** Starts the plugin with only the given environment variables (plus PATH/HOME), so no machine config leaks in. */
+    static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<Plugin> {
+        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), ...opts.env };
+        const child = spawn(PLUGIN, opts.args ?? [], { env, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+        const port = await new Promise<number>((resolve, reject) => {
+            child.stdout!.on("data", (d: Buffer) => {
+                out += d.toString();
+                const nl = out.indexOf("\n");
+                if (nl >= 0) resolve(Number(out.slice(0, nl)));
+            });
+            child.once("exit", (code) => reject(new Error(`plugin exited with ${code} before printing its port: ${err}`)));
+        });
+        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        const plugin = new Plugin(child, port, client);
+        plugin.stdout = out;
+        child.stdout!.on("data", (d: Buffer) => (plugin.stdout += d.toString()));
+        child.stderr!.on("data", (d: Buffer) => (plugin.stderr += d.toString()));
+        plugin.stderr = err;
+        return plugin;
+    }
+
+    /** Calls one unary method by name, promisified. */
+    call<Res>(method: string, req: object): Promise<Res> {
+        const fn = (this.client as unknown as Record<string, Function>)[method];
+        return new Promise<Res>((resolve, reject) =>
+            fn.call(this.client, req, (err: grpc.ServiceError | null, res: Res) => (err ? reject(err) : resolve(res))));
+    }
+
+    /** Configure, as the engine sends it: typed args and/or `cloud:config:<key>` variables. */
+    async configure(args?: PropertyMap, variables: Record<string, string> = {}): Promise<pb.ConfigureResponse> {
+        const req = new pb.ConfigureRequest().setAcceptsecrets(true).setAcceptresources(true);
+        if (args) req.setArgs(Struct.fromJavaScript(args));
+        for (const [k, v] of Object.entries(variables)) req.getVariablesMap().set(k, v);
+        return this.call<pb.ConfigureResponse>("configure", req);
+    }
+
+    async invoke(tok: string, args: PropertyMap): Promise<InvokeResult> {
+        const res = await this.call<pb.InvokeResponse>("invoke", new pb.InvokeRequest().setTok(tok).setArgs(Struct.fromJavaScript(args)));
+        return {
+            return: res.getReturn()?.toJavaScript() as PropertyMap | undefined,
+            failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
+        };
+    }
+
+    async checkConfig(news: PropertyMap): Promise<{ inputs: PropertyMap; failures: { property: string; reason: string }[] }> {
+        const res = await this.call<pb.CheckResponse>("checkConfig",
+            new pb.CheckRequest().setUrn("urn:pulumi:dev::proj::pulumi:providers:cloud::default").setNews(Struct.fromJavaScript(news)));
+        return {
+            inputs: (res.getInputs()?.toJavaScript() ?? {}) as PropertyMap,
+            failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
+        };
+    }
+
+    empty<Res>(method: string): Promise<Res> {
+        return this.call<Res>(method, new Empty());
+    }
+
+    /** SIGINT, as the engine ends a plugin; resolves with the exit code. */
+    async stop(): Promise<number | null> {
+        this.client.close();
+        if (this.child.exitCode === null) this.child.kill("SIGINT");
+        return this.exited;
+    }
+}
+
+export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
+export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
