@@ -3,6 +3,7 @@
 // resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, coalesces identical
 // concurrent reads into one request, and turns failures into messages a person can act on.
 
+import { setMaxListeners } from "events";
 import * as http from "http";
 import * as https from "https";
 import { isLoopbackHost } from "../config";
@@ -52,7 +53,7 @@ export class IamFetcher {
     private readonly base: URL;
     private readonly agent: http.Agent;
     private readonly reads = new Map<string, Promise<Policy>>();
-    private cancel = new AbortController();
+    private cancel = IamFetcher.controller();
 
     constructor(private readonly options: FetcherOptions) {
         this.base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
@@ -89,7 +90,14 @@ export class IamFetcher {
     /** Aborts every request in flight (the engine's Cancel); later calls work again. */
     cancelAll(): void {
         this.cancel.abort();
-        this.cancel = new AbortController();
+        this.cancel = IamFetcher.controller();
+    }
+
+    /** One signal is shared by every request in flight, hence no listener limit. */
+    private static controller(): AbortController {
+        const c = new AbortController();
+        setMaxListeners(0, c.signal);
+        return c;
     }
 
     close(): void {

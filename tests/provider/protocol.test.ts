@@ -68,6 +68,44 @@ describe("provider protocol", function () {
         expect(err.details).to.contain("schema version 1");
     });
 
+    it("CheckConfig returns typed failures and keeps secret keys secret", async () => {
+        const res = await plugin.checkConfig({ accessToken: TOKEN, requestTimeout: "forever", version: "8.38.0" });
+        expect(res.failures.map((f) => f.property)).to.deep.equal(["requestTimeout"]);
+        expect(res.failures[0].reason).to.contain("duration");
+        expect(res.inputs.accessToken).to.deep.equal({ [SECRET_SIG_KEY]: "1b47061264138c4ac30d75fd1eb44270", value: TOKEN });
+        expect(JSON.stringify(res.failures)).not.to.contain(TOKEN);
+    });
+
+    it("DiffConfig reports changed keys, never a replacement", async () => {
+        const diff = await plugin.call<pb.DiffResponse>("diffConfig", new pb.DiffRequest()
+            .setUrn("urn:pulumi:dev::proj::pulumi:providers:cloud::default")
+            .setOlds(Struct.fromJavaScript({ project: "a", requestTimeout: "60s", version: "8.38.0" }))
+            .setNews(Struct.fromJavaScript({ project: "b", requestTimeout: "60s", billingProject: "c", version: "8.38.0" })));
+        expect(diff.getChanges()).to.equal(pb.DiffResponse.DiffChanges.DIFF_SOME);
+        expect(diff.getDiffsList()).to.deep.equal(["billingProject", "project"]);
+        expect(diff.getReplacesList()).to.deep.equal([]);
+        expect(diff.getDetaileddiffMap().get("billingProject")!.getKind()).to.equal(pb.PropertyDiff.Kind.ADD);
+        const same = await plugin.call<pb.DiffResponse>("diffConfig", new pb.DiffRequest()
+            .setOlds(Struct.fromJavaScript({ project: "a" })).setNews(Struct.fromJavaScript({ project: "a" })));
+        expect(same.getChanges()).to.equal(pb.DiffResponse.DiffChanges.DIFF_NONE);
+    });
+
+    it("Configure says it accepts secrets and supports preview; rejects bad config naming the key", async () => {
+        const res = await plugin.configure(undefined, endpointVars(emu));
+        expect(res.getAcceptsecrets()).to.equal(true);
+        expect(res.getSupportspreview()).to.equal(true);
+        const err = await expectRpcError(plugin.configure(undefined, { ...endpointVars(emu), "cloud:config:requestTimeout": "soon" }));
+        expect(err.details).to.contain("requestTimeout").and.contain("duration");
+        await plugin.configure(undefined, endpointVars(emu));
+    });
+
+    it("answers Cancel and Attach", async () => {
+        await plugin.empty("cancel");
+        await plugin.call("attach", new pluginPb.PluginAttach().setAddress(""));
+        const res = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(res.failures).to.deep.equal([]);
+    });
+
     it("returns the service record: exact echo, id, etag and canonical policyData", async () => {
         const stored = emu.setPolicy(`services/${SERVICE}`, {
             bindings: [
@@ -170,7 +208,7 @@ describe("provider protocol", function () {
     });
 
     it("coalesces identical concurrent lookups into one request", async () => {
-        emu.setFaults({ latencyMs: 300 });
+        emu.setFaults({ latencyMs: 300, minLatencyMs: 300 });
         try {
             const all = await Promise.all(Array.from({ length: 40 }, () => plugin.invoke(SERVICE_FN, { serviceName: SERVICE })));
             expect(new Set(all.map((r) => r.return!.etag)).size).to.equal(1);

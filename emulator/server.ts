@@ -1,0 +1,613 @@
+// The HTTP surface: the Service Management API subset (`/v1/services…`), IAM Credentials' generateAccessToken,
+// the OAuth2 token endpoint (`/token`) and an unauthenticated admin surface (`/__emulator/…`). Plain `http`,
+// one synchronous handler per request after the body is read: fast, and no interleaving inside a write.
+
+import { randomInt } from "crypto";
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "http";
+import { checkProjectId, checkServiceName } from "../provider/iam/names";
+import type { Policy } from "../provider/iam/policy";
+import { applySet, checkPolicy, checkUpdateMask, viewPolicy, type StoredPolicy } from "./iam";
+import { Store } from "./state";
+import { TokenAuthority, type Caller } from "./tokens";
+import type {
+    AuthorizedUserFile, Emulator, EmulatorOptions, FaultSettings, IssueTokenOptions, ManagedService,
+    RequestRecord, ServiceAccountKey,
+} from "./types";
+
+const JSON_TYPE = "application/json; charset=UTF-8";
+const MAX_BODY = 1 << 20;
+/** Past this much discarded body the socket is dropped rather than drained. */
+const MAX_DRAIN = 64 * MAX_BODY;
+const MAX_RECORDS = 100_000;
+const IAM_VERBS = new Set(["getIamPolicy", "setIamPolicy", "testIamPermissions"]);
+const VERBS = new Set([...IAM_VERBS, "generateAccessToken"]);
+const AUTH = "https://www.googleapis.com/auth/";
+const READ_SCOPES = new Set(["cloud-platform", "cloud-platform.read-only", "service.management", "service.management.readonly"].map((s) => AUTH + s));
+const WRITE_SCOPES = new Set(["cloud-platform", "service.management"].map((s) => AUTH + s));
+const IAM_SCOPES = new Set(["cloud-platform", "iam"].map((s) => AUTH + s));
+const EMAIL = /^[^\s@/]+@[^\s@/]+$/;
+const CREDENTIALS_HINT = "Expected OAuth 2 access token, login cookie or other valid authentication credential. " +
+    "See https://developers.google.com/identity/sign-in/web/devconsole-project.";
+
+/** An error answered in Google's JSON error format. */
+class ApiError extends Error {
+    constructor(
+        readonly code: number,
+        readonly status: string,
+        message: string,
+        readonly details: object[] = [],
+        readonly headers?: OutgoingHttpHeaders,
+    ) {
+        super(message);
+    }
+}
+
+const badRequest = (message: string): ApiError => new ApiError(400, "INVALID_ARGUMENT", message);
+
+function errorInfo(reason: string, metadata: Record<string, string>): object {
+    return { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason, domain: "googleapis.com", metadata };
+}
+
+function permissionDenied(permission: string, resource: string): ApiError {
+    return new ApiError(403, "PERMISSION_DENIED",
+        `Permission '${permission}' denied on resource '${resource}' (or it may not exist).`,
+        [errorInfo("IAM_PERMISSION_DENIED", { permission, resource })]);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Google rejects request fields it does not know; so does the emulator, to catch misspelt requests. */
+function onlyKeys(obj: Record<string, unknown>, allowed: readonly string[]): void {
+    for (const k of Object.keys(obj)) {
+        if (!allowed.includes(k)) throw badRequest(`Invalid JSON payload received. Unknown name ${JSON.stringify(k)}: Cannot find field.`);
+    }
+}
+
+/** Accepts a JSON number or (as proto3 JSON allows for int32) a numeric string. */
+function asInt(v: unknown): number | undefined {
+    if (typeof v === "number") return v;
+    if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
+    return undefined;
+}
+
+function decodeSegment(s: string): string {
+    if (!s.includes("%")) return s;
+    try {
+        return decodeURIComponent(s);
+    } catch {
+        throw badRequest("Invalid resource name: malformed percent-encoding in the request path.");
+    }
+}
+
+function rfc3339(ms: number): string {
+    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** One request in flight. */
+interface Ctx {
+    req: IncomingMessage;
+    res: ServerResponse;
+    path: string;
+    query: string;
+    body: Buffer;
+    record?: RequestRecord;
+}
+
+export class EmulatorServer implements Emulator {
+    url = "";
+    origin = "";
+    tokenUrl = "";
+    port = 0;
+    readonly requests: RequestRecord[] = [];
+    readonly impersonations: string[] = [];
+    /** Requests received since the last reset, including those no longer kept in `requests`. */
+    requestCount = 0;
+    private readonly server: http.Server;
+    private readonly store: Store;
+    private tokens!: TokenAuthority;
+    private faultRate = 0;
+    private latencyMs = 0;
+    private minLatencyMs = 0;
+    private readonly timers = new Set<NodeJS.Timeout>();
+    /** Serialized getIamPolicy answers per stored policy object (replaced on every write, so never stale). */
+    private readonly viewCache = new WeakMap<StoredPolicy, string[]>();
+    private closing?: Promise<void>;
+
+    constructor(private readonly options: EmulatorOptions = {}) {
+        const port = options.port ?? 0;
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`invalid port ${port}`);
+        const lifetime = options.tokenLifetime ?? 3600;
+        if (!Number.isFinite(lifetime) || lifetime < 0) throw new RangeError(`invalid token lifetime ${lifetime}`);
+        this.setFaults({ rate: options.faultRate ?? 0, latencyMs: options.latencyMs ?? 0 });
+        this.store = new Store(options.state);
+        this.server = http.createServer({ noDelay: true }, (req, res) => this.handle(req, res));
+    }
+
+    async listen(): Promise<void> {
+        const host = this.options.host ?? "127.0.0.1";
+        await new Promise<void>((resolve, reject) => {
+            this.server.once("error", reject);
+            this.server.listen(this.options.port ?? 0, host, () => {
+                this.server.off("error", reject);
+                resolve();
+            });
+        });
+        const address = this.server.address();
+        if (address === null || typeof address === "string") throw new Error("the emulator is not listening on TCP");
+        this.port = address.port;
+        this.origin = `http://${host.includes(":") ? `[${host}]` : host}:${this.port}`;
+        this.url = `${this.origin}/v1/`;
+        this.tokenUrl = `${this.origin}/token`;
+        const origins = ["https://servicemanagement.googleapis.com", this.origin];
+        this.tokens = new TokenAuthority(this.store, this.options.tokenLifetime ?? 3600, this.tokenUrl, origins);
+        for (const t of this.options.accessTokens ?? []) this.tokens.addStatic(t, false);
+        for (const t of this.options.deniedTokens ?? []) this.tokens.addStatic(t, true);
+    }
+
+    close(): Promise<void> {
+        this.closing ??= new Promise<void>((resolve) => {
+            for (const t of this.timers) clearTimeout(t);
+            this.timers.clear();
+            this.server.close(() => resolve());
+            this.server.closeAllConnections();
+        });
+        return this.closing;
+    }
+
+    // ---- in-process API ------------------------------------------------------------------------------------
+
+    resetRequests(): void {
+        this.requests.length = 0;
+        this.requestCount = 0;
+    }
+
+    setFaults(faults: FaultSettings): void {
+        const rate = faults.rate ?? this.faultRate;
+        const latencyMs = faults.latencyMs ?? this.latencyMs;
+        const minLatencyMs = faults.minLatencyMs ?? 0;
+        if (typeof rate !== "number" || !(rate >= 0 && rate <= 1)) throw new RangeError(`fault rate must be within 0..1, got ${rate}`);
+        if (typeof latencyMs !== "number" || !(latencyMs >= 0 && Number.isFinite(latencyMs))) {
+            throw new RangeError(`latency must be a non-negative number of ms, got ${latencyMs}`);
+        }
+        if (!(minLatencyMs >= 0 && minLatencyMs <= Math.max(latencyMs, minLatencyMs) && Number.isFinite(minLatencyMs))) {
+            throw new RangeError(`minimum latency must be a non-negative number of ms, got ${minLatencyMs}`);
+        }
+        this.faultRate = rate;
+        this.latencyMs = Math.max(latencyMs, minLatencyMs);
+        this.minLatencyMs = minLatencyMs;
+    }
+
+    mintServiceAccountKey(opts?: { clientEmail?: string; projectId?: string }): ServiceAccountKey {
+        return this.tokens.mintServiceAccountKey(opts);
+    }
+
+    mintAuthorizedUser(): AuthorizedUserFile {
+        return this.tokens.mintAuthorizedUser();
+    }
+
+    issueToken(opts: IssueTokenOptions = {}): string {
+        return this.tokens.issue(opts).token;
+    }
+
+    addAccessToken(token: string, opts: { denied?: boolean } = {}): void {
+        this.tokens.addStatic(token, opts.denied ?? false);
+    }
+
+    createService(serviceName: string, producerProjectId: string): ManagedService {
+        const name = this.serviceNameOrThrow(serviceName, (m) => new Error(m));
+        const project = checkProjectId(producerProjectId);
+        if (!project.ok) throw new Error(project.rule);
+        if (this.store.services.has(name)) throw new Error(`service ${name} already exists`);
+        const service = { serviceName: name, producerProjectId };
+        this.store.services.set(name, service);
+        this.store.save();
+        return { ...service };
+    }
+
+    setPolicy(parentName: string, policy: Policy): Policy {
+        const parent = this.seedParent(parentName);
+        const input = checkPolicy(policy, false);
+        if (!input.ok) throw new Error(input.message);
+        const mask = new Set(["bindings", "auditConfigs"]);
+        const next = applySet(this.store.policyOf(parent), input.value, mask, this.store.nextEtag());
+        this.store.policies.set(parent, next);
+        this.store.save();
+        return structuredClone(viewPolicy(next, 3));
+    }
+
+    getPolicy(parentName: string): Policy {
+        return structuredClone(viewPolicy(this.store.policyOf(this.seedParent(parentName)), 3));
+    }
+
+    private seedParent(parentName: string): string {
+        const parts = parentName.split("/");
+        const ok = parts[0] === "services" && (parts.length === 2 || (parts.length === 4 && parts[2] === "consumers"));
+        if (!ok) throw new Error(`${parentName} is not services/S or services/S/consumers/P`);
+        const name = this.serviceNameOrThrow(parts[1], (m) => new Error(m));
+        if (!this.store.services.has(name)) throw new Error(`service ${name} does not exist`);
+        if (parts.length === 2) return `services/${name}`;
+        const project = checkProjectId(parts[3]);
+        if (!project.ok) throw new Error(project.rule);
+        return `services/${name}/consumers/${project.value}`;
+    }
+
+    /** A bare service name; `services/S` is refused here because a path segment never carries the prefix. */
+    private serviceNameOrThrow(raw: string, error: (message: string) => Error): string {
+        const check = checkServiceName(raw);
+        if (!check.ok) throw error(`Invalid service name: ${check.rule}`);
+        if (check.value !== raw) throw error(`Invalid service name ${JSON.stringify(raw)}: give the bare name, without "services/".`);
+        return check.value;
+    }
+
+    // ---- HTTP ----------------------------------------------------------------------------------------------
+
+    private handle(req: IncomingMessage, res: ServerResponse): void {
+        const raw = req.url ?? "/";
+        const q = raw.indexOf("?");
+        const ctx: Ctx = {
+            req, res,
+            path: q < 0 ? raw : raw.slice(0, q),
+            query: q < 0 ? "" : raw.slice(q + 1),
+            body: Buffer.alloc(0),
+        };
+        if (!ctx.path.startsWith("/__emulator/")) {
+            ctx.record = { method: req.method ?? "", path: ctx.path, status: 0 };
+            this.requestCount++;
+            this.requests.push(ctx.record);
+            if (this.requests.length > MAX_RECORDS) this.requests.splice(0, MAX_RECORDS / 2);
+        }
+        req.on("error", () => { /* client went away; nothing to answer */ });
+        const declared = Number(req.headers["content-length"] ?? 0);
+        let size = 0;
+        let tooLarge = declared > MAX_BODY;
+        const chunks: Buffer[] = [];
+        req.on("data", (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_BODY) tooLarge = true;
+            if (size > MAX_DRAIN) req.socket.destroy();
+            else if (!tooLarge) chunks.push(chunk);
+        });
+        req.on("end", () => {
+            if (tooLarge) {
+                this.sendError(ctx, new ApiError(413, "INVALID_ARGUMENT", `Request payload size exceeds the limit: ${MAX_BODY} bytes.`));
+                return;
+            }
+            ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+            const faultable = ctx.path.startsWith("/v1/services");
+            if (faultable && this.latencyMs > 0) {
+                const timer = setTimeout(() => {
+                    this.timers.delete(timer);
+                    this.dispatch(ctx, faultable);
+                }, this.minLatencyMs + Math.random() * (this.latencyMs - this.minLatencyMs));
+                this.timers.add(timer);
+            } else {
+                this.dispatch(ctx, faultable);
+            }
+        });
+    }
+
+    private dispatch(ctx: Ctx, faultable: boolean): void {
+        try {
+            if (faultable && this.faultRate > 0 && Math.random() < this.faultRate) this.fault(ctx);
+            else if (ctx.path.startsWith("/v1/")) this.api(ctx);
+            else if (ctx.path === "/token") this.tokenEndpoint(ctx);
+            else if (ctx.path.startsWith("/__emulator/")) this.admin(ctx);
+            else throw this.notFound(ctx);
+        } catch (e) {
+            if (e instanceof ApiError) {
+                this.sendError(ctx, e);
+            } else {
+                process.stderr.write(`cloud-emulator: internal error on ${ctx.req.method} ${ctx.path}: ${(e as Error).stack}\n`);
+                this.sendError(ctx, new ApiError(500, "INTERNAL", "Internal error encountered."));
+            }
+        }
+    }
+
+    private send(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
+        if (ctx.record) ctx.record.status = status;
+        if (ctx.res.destroyed) return;
+        ctx.res.writeHead(status, { ...headers, "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(body) });
+        ctx.res.end(body);
+    }
+
+    private sendError(ctx: Ctx, e: ApiError): void {
+        const body = JSON.stringify({ error: { code: e.code, message: e.message, status: e.status, details: e.details } });
+        this.send(ctx, e.code, body, e.headers);
+    }
+
+    private notFound(ctx: Ctx): ApiError {
+        const shown = ctx.path.length > 200 ? `${ctx.path.slice(0, 200)}…` : ctx.path;
+        return new ApiError(404, "NOT_FOUND", `The requested URL ${shown} was not found on this server.`);
+    }
+
+    private methodNotAllowed(ctx: Ctx, allowed: string): ApiError {
+        return new ApiError(405, "METHOD_NOT_ALLOWED", `Method ${ctx.req.method} is not allowed on ${ctx.path}; use ${allowed}.`,
+            [], { Allow: allowed });
+    }
+
+    private fault(ctx: Ctx): void {
+        switch (randomInt(3)) {
+            case 0:
+                throw new ApiError(429, "RESOURCE_EXHAUSTED",
+                    "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service " +
+                    "'servicemanagement.googleapis.com'.",
+                    [errorInfo("RATE_LIMIT_EXCEEDED", { service: "servicemanagement.googleapis.com" })],
+                    { "Retry-After": "0" });
+            case 1:
+                throw new ApiError(503, "UNAVAILABLE", "The service is currently unavailable.");
+            default:
+                ctx.req.socket.destroy();
+        }
+    }
+
+    /** Routes `/v1/…`. The verb is read from the raw last segment, so an encoded `%3A` never splits a name. */
+    private api(ctx: Ctx): void {
+        const segs = ctx.path.slice(4).split("/");
+        const last = segs[segs.length - 1];
+        const colon = last.lastIndexOf(":");
+        let verb: string | undefined;
+        if (colon >= 0 && VERBS.has(last.slice(colon + 1))) {
+            verb = last.slice(colon + 1);
+            segs[segs.length - 1] = last.slice(0, colon);
+        }
+        // No name here holds a raw `:`, so one left over is an unknown custom verb.
+        if (segs.some((s) => s === "") || (!verb && colon >= 0)) throw this.notFound(ctx);
+        const method = ctx.req.method;
+        if (segs[0] === "services") {
+            if (segs.length === 1 && !verb) {
+                if (method === "POST") return this.createServiceHttp(ctx);
+                if (method === "GET") return this.listServices(ctx);
+                throw this.methodNotAllowed(ctx, "GET, POST");
+            }
+            if (segs.length === 2 && !verb) {
+                if (method === "GET") return this.getService(ctx, segs[1]);
+                throw this.methodNotAllowed(ctx, "GET");
+            }
+            const consumer = segs.length === 4 && segs[2] === "consumers";
+            if ((segs.length === 2 || consumer) && verb && IAM_VERBS.has(verb)) {
+                if (method !== "POST") throw this.methodNotAllowed(ctx, "POST");
+                return this.iam(ctx, verb, segs[1], consumer ? segs[3] : undefined);
+            }
+        }
+        if (segs.length === 4 && segs[0] === "projects" && segs[1] === "-" && segs[2] === "serviceAccounts" &&
+            verb === "generateAccessToken") {
+            if (method !== "POST") throw this.methodNotAllowed(ctx, "POST");
+            return this.generateAccessToken(ctx, segs[3]);
+        }
+        throw this.notFound(ctx);
+    }
+
+    /** The caller of an API request; 401 unless a known unexpired bearer token, 403 without a fitting scope. */
+    private caller(ctx: Ctx, scopes: ReadonlySet<string>): Caller {
+        const header = ctx.req.headers.authorization;
+        if (!header) {
+            throw new ApiError(401, "UNAUTHENTICATED", `Request is missing required authentication credential. ${CREDENTIALS_HINT}`,
+                [errorInfo("CREDENTIALS_MISSING", { service: "servicemanagement.googleapis.com" })],
+                { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/"' });
+        }
+        const caller = header.length > 7 && header.slice(0, 7).toLowerCase() === "bearer "
+            ? this.tokens.authenticate(header.slice(7).trim())
+            : undefined;
+        if (!caller) {
+            throw new ApiError(401, "UNAUTHENTICATED", `Request had invalid authentication credentials. ${CREDENTIALS_HINT}`,
+                [errorInfo("ACCESS_TOKEN_EXPIRED", { service: "servicemanagement.googleapis.com" })],
+                { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"' });
+        }
+        if (caller.scopes && !caller.scopes.some((s) => scopes.has(s))) {
+            throw new ApiError(403, "PERMISSION_DENIED", "Request had insufficient authentication scopes.",
+                [errorInfo("ACCESS_TOKEN_SCOPE_INSUFFICIENT", { service: "servicemanagement.googleapis.com" })],
+                { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="insufficient_scope"' });
+        }
+        return caller;
+    }
+
+    private json(ctx: Ctx): Record<string, unknown> {
+        if (ctx.body.length === 0) return {};
+        let value: unknown;
+        try {
+            value = JSON.parse(ctx.body.toString("utf8"));
+        } catch {
+            throw badRequest("Invalid JSON payload received. Unexpected token.");
+        }
+        if (!isObject(value)) throw badRequest("Invalid JSON payload received. Expected an object.");
+        return value;
+    }
+
+    private serviceSegment(raw: string): string {
+        return this.serviceNameOrThrow(decodeSegment(raw), badRequest);
+    }
+
+    private projectSegment(raw: string): string {
+        const check = checkProjectId(decodeSegment(raw));
+        if (!check.ok) throw badRequest(`Invalid consumer project: ${check.rule}`);
+        return check.value;
+    }
+
+    private serviceNotFound(name: string): ApiError {
+        return new ApiError(404, "NOT_FOUND", `Service '${name}' not found or permission denied.`);
+    }
+
+    private createServiceHttp(ctx: Ctx): void {
+        const caller = this.caller(ctx, WRITE_SCOPES);
+        const body = this.json(ctx);
+        onlyKeys(body, ["serviceName", "producerProjectId"]);
+        const { serviceName, producerProjectId } = body;
+        if (typeof serviceName !== "string") throw badRequest("serviceName is required.");
+        if (typeof producerProjectId !== "string") throw badRequest("producerProjectId is required.");
+        const name = this.serviceNameOrThrow(serviceName, badRequest);
+        const project = checkProjectId(producerProjectId);
+        if (!project.ok) throw badRequest(`Invalid producerProjectId: ${project.rule}`);
+        if (caller.denied) throw permissionDenied("servicemanagement.services.create", `projects/${producerProjectId}`);
+        if (this.store.services.has(name)) throw new ApiError(409, "ALREADY_EXISTS", `Service '${name}' already exists.`);
+        const service = { serviceName: name, producerProjectId };
+        this.store.services.set(name, service);
+        const n = this.store.nextOperation();
+        this.store.save();
+        this.send(ctx, 200, JSON.stringify({
+            name: `operations/services.${name}.${n}`,
+            metadata: {
+                "@type": "type.googleapis.com/google.api.servicemanagement.v1.OperationMetadata",
+                resourceNames: [`services/${name}`],
+                startTime: rfc3339(Date.now()),
+            },
+            done: true,
+            response: { "@type": "type.googleapis.com/google.api.servicemanagement.v1.ManagedService", ...service },
+        }));
+    }
+
+    private listServices(ctx: Ctx): void {
+        const caller = this.caller(ctx, READ_SCOPES);
+        const producer = new URLSearchParams(ctx.query).get("producerProjectId");
+        const services = caller.denied ? [] : [...this.store.services.values()]
+            .filter((s) => producer === null || s.producerProjectId === producer);
+        this.send(ctx, 200, JSON.stringify(services.length ? { services } : {}));
+    }
+
+    private getService(ctx: Ctx, rawName: string): void {
+        const caller = this.caller(ctx, READ_SCOPES);
+        const name = this.serviceSegment(rawName);
+        if (caller.denied) throw permissionDenied("servicemanagement.services.get", `services/${name}`);
+        const service = this.store.services.get(name);
+        if (!service) throw this.serviceNotFound(name);
+        this.send(ctx, 200, JSON.stringify(service));
+    }
+
+    private iam(ctx: Ctx, verb: string, rawService: string, rawConsumer: string | undefined): void {
+        const caller = this.caller(ctx, verb === "setIamPolicy" ? WRITE_SCOPES : READ_SCOPES);
+        const body = this.json(ctx);
+        const service = this.serviceSegment(rawService);
+        const parent = rawConsumer === undefined
+            ? `services/${service}`
+            : `services/${service}/consumers/${this.projectSegment(rawConsumer)}`;
+        const exists = this.store.services.has(service);
+
+        if (verb === "testIamPermissions") {
+            onlyKeys(body, ["permissions"]);
+            const asked = body.permissions ?? [];
+            if (!Array.isArray(asked) || !asked.every((p) => typeof p === "string")) {
+                throw badRequest("permissions must be a list of strings.");
+            }
+            // Missing resources and callers without access both get an empty set, never NOT_FOUND.
+            const granted = caller.denied || !exists ? [] : (asked as string[]).filter((p) => p.startsWith("servicemanagement."));
+            this.send(ctx, 200, granted.length ? JSON.stringify({ permissions: granted }) : "{}");
+            return;
+        }
+        if (caller.denied) throw permissionDenied(`servicemanagement.services.${verb}`, parent);
+        if (!exists) throw this.serviceNotFound(service);
+
+        if (verb === "getIamPolicy") {
+            onlyKeys(body, ["options"]);
+            const options = body.options ?? {};
+            if (!isObject(options)) throw badRequest("options must be an object.");
+            onlyKeys(options, ["requestedPolicyVersion", "requested_policy_version"]);
+            const rawVersion = options.requestedPolicyVersion ?? options.requested_policy_version ?? 0;
+            const version = asInt(rawVersion);
+            if (version !== 0 && version !== 1 && version !== 3) {
+                throw badRequest(`Invalid requestedPolicyVersion ${JSON.stringify(rawVersion)}: it must be 0, 1 or 3.`);
+            }
+            this.send(ctx, 200, this.viewJson(this.store.policyOf(parent), version));
+            return;
+        }
+
+        // setIamPolicy: validation, then one synchronous read-check-write, so the etag check is exact.
+        onlyKeys(body, ["policy", "updateMask", "update_mask"]);
+        const rawPolicy = body.policy;
+        if (isObject(rawPolicy) && typeof rawPolicy.version === "string") rawPolicy.version = asInt(rawPolicy.version);
+        const input = checkPolicy(rawPolicy, true);
+        if (!input.ok) throw badRequest(input.message);
+        const mask = checkUpdateMask(body.updateMask ?? body.update_mask);
+        if (!mask.ok) throw badRequest(mask.message);
+        const current = this.store.policyOf(parent);
+        if (input.value.etag !== undefined && input.value.etag !== current.etag) {
+            throw new ApiError(409, "ABORTED",
+                "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.");
+        }
+        const next = applySet(current, input.value, mask.value, this.store.nextEtag());
+        this.store.policies.set(parent, next);
+        this.store.save();
+        this.send(ctx, 200, this.viewJson(next, 3));
+    }
+
+    private viewJson(stored: StoredPolicy, version: number): string {
+        const slot = version === 3 ? 1 : 0;
+        let cached = this.viewCache.get(stored);
+        if (!cached) this.viewCache.set(stored, (cached = []));
+        return (cached[slot] ??= JSON.stringify(viewPolicy(stored, version)));
+    }
+
+    /** IAM Credentials' generateAccessToken, which google-auth-library's `Impersonated` client calls. */
+    private generateAccessToken(ctx: Ctx, rawEmail: string): void {
+        const caller = this.caller(ctx, IAM_SCOPES);
+        const body = this.json(ctx);
+        onlyKeys(body, ["scope", "lifetime", "delegates"]);
+        const email = decodeSegment(rawEmail);
+        if (!EMAIL.test(email)) throw badRequest(`Invalid service account email ${JSON.stringify(email)}.`);
+        const resource = `projects/-/serviceAccounts/${email}`;
+        if (caller.denied) throw permissionDenied("iam.serviceAccounts.getAccessToken", resource);
+        const scope = body.scope;
+        if (!Array.isArray(scope) || scope.length === 0 || !scope.every((s) => typeof s === "string" && s !== "")) {
+            throw badRequest("Scope required.");
+        }
+        let lifetime = this.tokens.lifetimeSeconds;
+        if (body.lifetime !== undefined) {
+            const m = typeof body.lifetime === "string" ? /^(\d+(?:\.\d+)?)s$/.exec(body.lifetime) : null;
+            const seconds = m ? Number(m[1]) : NaN;
+            if (!(seconds > 0 && seconds <= 43200)) {
+                throw badRequest("lifetime must be a duration such as \"3600s\", at most 43200s.");
+            }
+            lifetime = Math.min(lifetime, Math.floor(seconds));
+        }
+        const issued = this.tokens.issue({ lifetimeSeconds: lifetime, scopes: scope as string[] });
+        this.impersonations.push(email);
+        this.send(ctx, 200, JSON.stringify({ accessToken: issued.token, expireTime: rfc3339(issued.expiresAt) }));
+    }
+
+    /** `POST /token`, form-encoded (as google-auth-library sends) or JSON. */
+    private tokenEndpoint(ctx: Ctx): void {
+        const oauthError = (status: number, error: string, description: string): void =>
+            this.send(ctx, status, JSON.stringify({ error, error_description: description }), { "Cache-Control": "no-store" });
+        if (ctx.req.method !== "POST") return oauthError(405, "invalid_request", "The token endpoint only accepts POST.");
+        const params: Record<string, string> = {};
+        const text = ctx.body.toString("utf8");
+        if ((ctx.req.headers["content-type"] ?? "").includes("json")) {
+            let value: unknown;
+            try { value = JSON.parse(text); } catch { /* reported below */ }
+            if (!isObject(value)) return oauthError(400, "invalid_request", "Invalid JSON body.");
+            for (const [k, v] of Object.entries(value)) if (typeof v === "string") params[k] = v;
+        } else {
+            for (const [k, v] of new URLSearchParams(text)) params[k] = v;
+        }
+        const result = this.tokens.grant(params);
+        if (!result.ok) return oauthError(result.status, result.error, result.description);
+        const answer: Record<string, string | number> = { access_token: result.token, expires_in: result.expiresIn };
+        if (result.scope) answer.scope = result.scope;
+        answer.token_type = "Bearer";
+        this.send(ctx, 200, JSON.stringify(answer), { "Cache-Control": "no-store", Pragma: "no-cache" });
+    }
+
+    /** Loopback-only control surface for tests that run the emulator as a separate process. */
+    private admin(ctx: Ctx): void {
+        const method = ctx.req.method;
+        if (ctx.path === "/__emulator/requests" && method === "GET") {
+            this.send(ctx, 200, JSON.stringify({ count: this.requestCount, requests: this.requests }));
+        } else if (ctx.path === "/__emulator/requests:reset" && method === "POST") {
+            this.resetRequests();
+            this.send(ctx, 200, "{}");
+        } else if (ctx.path === "/__emulator/faults" && method === "POST") {
+            const body = this.json(ctx);
+            const faults: FaultSettings = {};
+            if (body.rate !== undefined) faults.rate = body.rate as number;
+            if (body.latencyMs !== undefined) faults.latencyMs = body.latencyMs as number;
+            try {
+                this.setFaults(faults);
+            } catch (e) {
+                throw badRequest((e as Error).message);
+            }
+            this.send(ctx, 200, JSON.stringify({ rate: this.faultRate, latencyMs: this.latencyMs }));
+        } else {
+            throw this.notFound(ctx);
+        }
+    }
+}

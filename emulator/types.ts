@@ -1,0 +1,110 @@
+// The public shapes of the emulator: its options (the CLI flags, camelCased) and the in-process handle.
+
+import type { Policy } from "../provider/iam/policy";
+
+export interface EmulatorOptions {
+    /** TCP port; 0 (default) picks a free one. */
+    port?: number;
+    /** Interface to bind; default 127.0.0.1. */
+    host?: string;
+    /** Static bearer tokens accepted with every permission (`--access-token`). */
+    accessTokens?: string[];
+    /** Static bearer tokens that authenticate but hold no permission (`--denied-token`). */
+    deniedTokens?: string[];
+    /** State file: loaded at start if it exists, rewritten atomically after every mutation (`--state`). */
+    state?: string;
+    /** Fraction (0..1) of `/v1/services…` requests answered with 429, 503 or a connection reset. */
+    faultRate?: number;
+    /** Each `/v1/services…` request is delayed uniformly 0..latencyMs ms. */
+    latencyMs?: number;
+    /** Lifetime in seconds of the access tokens this emulator issues; default 3600. */
+    tokenLifetime?: number;
+    /** Write a service-account key (mode 0600) accepted by the token endpoint to this file (`--mint-key`). */
+    mintKey?: string;
+    /** client_email of the key written by `mintKey`. */
+    mintEmail?: string;
+}
+
+/** One request the emulator received (admin `/__emulator/…` requests are not recorded). */
+export interface RequestRecord {
+    method: string;
+    /** Raw path, still percent-encoded, without the query string. */
+    path: string;
+    /** HTTP status answered; 0 while pending or when the connection was reset on purpose. */
+    status: number;
+}
+
+export interface FaultSettings {
+    rate?: number;
+    /** Upper bound of the random delay added to each API request. */
+    latencyMs?: number;
+    /** Lower bound of that delay (default 0): equal to latencyMs for a fixed delay, as coalescing tests need. */
+    minLatencyMs?: number;
+}
+
+export interface ManagedService {
+    serviceName: string;
+    producerProjectId: string;
+}
+
+/** A service-account key file, as the Cloud console and `gcloud iam service-accounts keys create` write it. */
+export interface ServiceAccountKey {
+    type: "service_account";
+    project_id: string;
+    private_key_id: string;
+    private_key: string;
+    client_email: string;
+    client_id: string;
+    auth_uri: string;
+    token_uri: string;
+    auth_provider_x509_cert_url: string;
+    client_x509_cert_url: string;
+    universe_domain: string;
+}
+
+/** An Application Default Credentials user file, as `gcloud auth application-default login` writes it. */
+export interface AuthorizedUserFile {
+    type: "authorized_user";
+    client_id: string;
+    client_secret: string;
+    refresh_token: string;
+    token_uri?: string;
+}
+
+export interface IssueTokenOptions {
+    /** Default: the emulator's token lifetime. 0 gives a token that is already expired. */
+    lifetimeSeconds?: number;
+    /** A token that authenticates but holds no permission. */
+    denied?: boolean;
+    /** OAuth scopes the token carries; omitted means unrestricted. */
+    scopes?: string[];
+}
+
+export interface Emulator {
+    /** Base URL of the API, ending in `/v1/`. */
+    readonly url: string;
+    /** `http://host:port`. */
+    readonly origin: string;
+    /** `origin + "/token"`. */
+    readonly tokenUrl: string;
+    readonly port: number;
+    /** Requests received since start or the last reset (at most the most recent 100,000 are kept). */
+    readonly requests: RequestRecord[];
+    /** Requests received since start or the last reset, including any no longer kept in `requests`. */
+    readonly requestCount: number;
+    /** Emails of the service accounts impersonated through `generateAccessToken`, in order. */
+    readonly impersonations: string[];
+    close(): Promise<void>;
+    resetRequests(): void;
+    setFaults(faults: FaultSettings): void;
+    mintServiceAccountKey(opts?: { clientEmail?: string; projectId?: string }): ServiceAccountKey;
+    mintAuthorizedUser(): AuthorizedUserFile;
+    issueToken(opts?: IssueTokenOptions): string;
+    addAccessToken(token: string, opts?: { denied?: boolean }): void;
+    /** Seeds a service; throws on an invalid name or an existing service. */
+    createService(serviceName: string, producerProjectId: string): ManagedService;
+    /** Seeds a policy on `services/S` or `services/S/consumers/P` (no etag check); returns it as stored. */
+    setPolicy(parentName: string, policy: Policy): Policy;
+    /** The stored policy (full, version 3 view) of `services/S` or `services/S/consumers/P`. */
+    getPolicy(parentName: string): Policy;
+}

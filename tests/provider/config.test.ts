@@ -1,0 +1,69 @@
+// Configuration parsing and checking (pure logic), and the protocol constants.
+
+import { expect } from "chai";
+import * as rpc from "@pulumi/pulumi/runtime/rpc";
+import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/config";
+import { SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE } from "../../provider/properties";
+
+describe("provider configuration", () => {
+    it("uses the protocol's own secret and unknown markers", () => {
+        expect(SECRET_SIG_KEY).to.equal(rpc.specialSigKey);
+        expect(SECRET_SIG_VALUE).to.equal(rpc.specialSecretSig);
+        expect(UNKNOWN_VALUE).to.equal(rpc.unknownValue);
+    });
+
+    it("parses Go-style durations", () => {
+        expect(parseDuration("90s")).to.equal(90_000);
+        expect(parseDuration("1m30s")).to.equal(90_000);
+        expect(parseDuration("1500ms")).to.equal(1500);
+        expect(parseDuration("2h")).to.equal(7_200_000);
+        expect(parseDuration("ten seconds")).to.equal(undefined);
+        expect(parseDuration("10")).to.equal(undefined);
+    });
+
+    it("reads cloud:config:<key> variables, typed, with args winning", () => {
+        const input = configFromRequest({ project: "from-args" }, new Map([
+            ["cloud:config:project", "from-vars"],
+            ["cloud:config:userProjectOverride", "true"],
+            ["cloud:config:scopes", "[\"a\",\"b\"]"],
+            ["other:config:x", "ignored"],
+        ]));
+        expect(input).to.deep.equal({ project: "from-args", userProjectOverride: true, scopes: ["a", "b"] });
+    });
+
+    it("falls back to the environment, in the documented order, and to defaults", () => {
+        const { config } = resolveConfig({}, {
+            GOOGLE_CLOUD_PROJECT: "second", GCLOUD_PROJECT: "third", USER_PROJECT_OVERRIDE: "true",
+            GOOGLE_BILLING_PROJECT: "billed", GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT: "http://127.0.0.1:9/v1/",
+        });
+        expect(config!.values.project).to.equal("second");
+        expect(config!.sources.project).to.equal("environment variable GOOGLE_CLOUD_PROJECT");
+        expect(config!.values.userProjectOverride).to.equal(true);
+        expect(config!.values.billingProject).to.equal("billed");
+        expect(config!.values.serviceManagementCustomEndpoint).to.equal("http://127.0.0.1:9/v1/");
+        expect(config!.values.requestTimeout).to.equal("120s");
+        expect(config!.values.scopes).to.deep.equal(["https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/userinfo.email"]);
+        expect(resolveConfig({ project: "explicit" }, { GOOGLE_PROJECT: "env" }).config!.values.project).to.equal("explicit");
+    });
+
+    it("names the key, the rule and the environment variable that broke it", () => {
+        const { failures } = resolveConfig({}, { GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT: "ftp://x/" });
+        expect(failures).to.have.length(1);
+        expect(failures[0].property).to.equal("serviceManagementCustomEndpoint");
+        expect(failures[0].reason).to.contain("GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT");
+    });
+
+    it("checks types and rules, tolerating the keys the engine adds", () => {
+        const { failures } = checkConfig({
+            version: "8.38.0",
+            requestTimeout: "soon",
+            userProjectOverride: "maybe",
+            impersonateServiceAccount: "not an email",
+            credentials: "{not json",
+            bogus: 1,
+        });
+        expect(failures.map((f) => f.property).sort()).to.deep.equal(
+            ["bogus", "credentials", "impersonateServiceAccount", "requestTimeout", "userProjectOverride"]);
+        expect(failures.find((f) => f.property === "credentials")!.reason).not.to.contain("{not json");
+    });
+});

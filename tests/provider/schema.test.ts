@@ -1,0 +1,59 @@
+// schema.json is derived from the definitions: it must match them byte for byte, be a valid Pulumi
+// package schema, and declare exactly what the server dispatches.
+
+import { expect } from "chai";
+import * as fs from "fs";
+import * as path from "path";
+import Ajv2020 from "ajv/dist/2020";
+import { configProperties } from "../../provider/config";
+import { functions } from "../../provider/functions";
+import { schemaText } from "../../provider/schema";
+
+const root = path.join(__dirname, "..", "..", "..");
+const committed = fs.readFileSync(path.join(root, "schema.json"), "utf8");
+const schema = JSON.parse(committed);
+
+describe("schema.json", () => {
+    it("is exactly what the definitions produce (run `npm run schema` after changing them)", () => {
+        expect(committed).to.equal(schemaText());
+    });
+
+    it("validates against the Pulumi package metaschema", () => {
+        const meta = JSON.parse(fs.readFileSync(path.join(root, "..", "shared", "reference", "pulumi-package-metaschema.json"), "utf8"));
+        const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+        const validate = ajv.compile(meta);
+        const ok = validate(schema);
+        expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 1)).to.deep.equal([]);
+        expect(ok).to.equal(true);
+        // The metaschema must also be able to say no.
+        expect(validate({ ...schema, name: "not a name!" })).to.equal(false);
+    });
+
+    it("declares the two lookups with the records users know", () => {
+        const svc = schema.functions["cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy"];
+        expect(svc.inputs.required).to.deep.equal(["serviceName"]);
+        expect(Object.keys(svc.outputs.properties).sort()).to.deep.equal(["auditConfigs", "bindings", "etag", "id", "policyData", "serviceName"]);
+        expect(svc.outputs.properties.policyData.description).to.match(/^\(Required only by `cloud\.endpoints\.ServiceIamPolicy`\)/);
+        expect(svc.outputs.properties.bindings.items.$ref).to.equal("#/types/cloud:organizations/getIAMPolicyBinding:getIAMPolicyBinding");
+        const con = schema.functions["cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy"];
+        expect(con.inputs.required).to.deep.equal(["consumerProject", "serviceName"]);
+        expect(con.outputs.properties.policyData.description).to.contain("cloud.endpoints.ConsumersIamPolicy");
+        expect(con.outputs.properties.consumerProject).to.deep.equal({ type: "string" });
+        for (const f of functions) expect(schema.functions[f.token]).to.have.property("description", f.description);
+    });
+
+    it("declares every config key, with secrets marked", () => {
+        expect(Object.keys(schema.config.variables)).to.deep.equal(Object.keys(configProperties));
+        expect(schema.config.variables.credentials.secret).to.equal(true);
+        expect(schema.config.variables.accessToken.secret).to.equal(true);
+        expect(schema.config.variables.userProjectOverride.type).to.equal("boolean");
+        expect(schema.config.variables.scopes).to.deep.include({ type: "array", items: { type: "string" } });
+        expect(schema.provider.inputProperties).to.deep.equal(schema.config.variables);
+    });
+
+    it("declares every referenced type", () => {
+        const refs = [...committed.matchAll(/"\$ref": "#\/types\/([^"]+)"/g)].map((m) => m[1]);
+        expect(refs.length).to.be.greaterThan(0);
+        for (const r of refs) expect(schema.types, r).to.have.property(r);
+    });
+});
