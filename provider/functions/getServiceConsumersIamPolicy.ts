@@ -1,28 +1,13 @@
 import { property, types } from "../define";
 import { parentName, parentOf, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { policyRecord, policyRecordOutputs } from "./policyRecord";
+import { lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+
+const TOKEN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
 
 export const getServiceConsumersIamPolicy = defineFunction({
-    token: "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy",
-    description: [
-        "Retrieves the current IAM policy data for consumers",
-        "",
-        "## example",
-        "",
-        "```yaml",
-        "variables:",
-        "  policy:",
-        "    fn::invoke:",
-        "      function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy",
-        "      arguments:",
-        "        serviceName: ${default.serviceName}",
-        "        consumerProject: ${default.consumerProject}",
-        "```",
-        "",
-        "Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,",
-        "so a program can read them without parsing JSON (in YAML, `return: bindings`).",
-    ].join("\n"),
+    token: TOKEN,
+    description: lookupDescription("Retrieves the current IAM policy data for consumers", TOKEN, ["serviceName", "consumerProject"]),
     inputs: {
         consumerProject: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
             required: true,

@@ -1,27 +1,13 @@
 import { property, types } from "../define";
 import { parentName, parentOf, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { policyRecord, policyRecordOutputs } from "./policyRecord";
+import { lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+
+const TOKEN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 
 export const getServiceIamPolicy = defineFunction({
-    token: "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy",
-    description: [
-        "Retrieves the current IAM policy data for service",
-        "",
-        "## example",
-        "",
-        "```yaml",
-        "variables:",
-        "  policy:",
-        "    fn::invoke:",
-        "      function: cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy",
-        "      arguments:",
-        "        serviceName: ${default.serviceName}",
-        "```",
-        "",
-        "Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,",
-        "so a program can read them without parsing JSON (in YAML, `return: bindings`).",
-    ].join("\n"),
+    token: TOKEN,
+    description: lookupDescription("Retrieves the current IAM policy data for service", TOKEN, ["serviceName"]),
     inputs: {
         serviceName: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
             required: true,

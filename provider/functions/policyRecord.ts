@@ -51,6 +51,27 @@ const POLICY_DATA_FORM =
     "It is canonical JSON of `{auditConfigs, bindings}` (etag and version left out; bindings merged by role and " +
     "condition and sorted; members sorted and deduplicated; empty parts dropped), so equal policies give equal strings.";
 
+/** A lookup's description: the summary users know, a YAML example, and what we return beyond the peers. */
+export function lookupDescription(summary: string, token: string, args: readonly string[]): string {
+    return [
+        summary,
+        "",
+        "## example",
+        "",
+        "```yaml",
+        "variables:",
+        "  policy:",
+        "    fn::invoke:",
+        `      function: ${token}`,
+        "      arguments:",
+        ...args.map((a) => `        ${a}: \${default.${a}}`),
+        "```",
+        "",
+        "Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,",
+        "so a program can read them without parsing JSON (in YAML, `return: bindings`).",
+    ].join("\n");
+}
+
 /** The outputs both lookups share; `resource` names the resource that takes `policyData`. */
 export function policyRecordOutputs(resource: string) {
     return {

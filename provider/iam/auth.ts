@@ -96,10 +96,6 @@ async function clientFromJson(lib: Library, json: CredentialsJson, scopes: strin
     }
 }
 
-function describeJson(json: CredentialsJson): string {
-    return json.client_email ? `${json.type} ${json.client_email}` : `${json.type ?? "unknown type"}`;
-}
-
 /** The well-known ADC file gcloud writes (`gcloud auth application-default login`). */
 function gcloudAdcFile(): string {
     const dir = process.env.CLOUDSDK_CONFIG

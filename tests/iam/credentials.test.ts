@@ -8,7 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import { Emulator, startEmulator } from "../../emulator";
-import { Plugin, SERVICE_FN } from "../support/plugin";
+import { Plugin, rpcError, SERVICE_FN } from "../support/plugin";
 
 const TOKEN = "ya29.static-credential-token-1c9e";
 const DENIED = "ya29.denied-token-77b1";
@@ -51,14 +51,7 @@ describe("credentials", function () {
         return String(res.return!.policyData);
     }
 
-    async function lookupError(p: Plugin): Promise<grpc.ServiceError> {
-        try {
-            await p.invoke(SERVICE_FN, { serviceName: SERVICE });
-        } catch (e) {
-            return e as grpc.ServiceError;
-        }
-        throw new Error("expected the lookup to fail");
-    }
+    const lookupError = (p: Plugin) => rpcError(p.invoke(SERVICE_FN, { serviceName: SERVICE }));
 
     const endpoint = () => ({ "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:requestTimeout": "10s" });
 

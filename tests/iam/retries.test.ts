@@ -3,33 +3,24 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { Emulator, startEmulator } from "../../emulator";
-import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
+import { Emulator } from "../../emulator";
+import { CONSUMERS_FN, Plugin, rpcError, SERVICE_FN, Stack, startStack } from "../support/plugin";
 
 const TOKEN = "ya29.retries-test-token";
 const SERVICE = "faulty.endpoints.my-project.cloud.goog";
 
 describe("retries under injected faults", function () {
+    let stack: Stack;
     let emu: Emulator;
     let plugin: Plugin;
 
     before(async () => {
-        emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        plugin = await Plugin.start();
+        stack = await startStack(TOKEN, [SERVICE]);
+        ({ emu, plugin } = stack);
     });
-    after(async () => {
-        await plugin.stop();
-        await emu.close();
-    });
+    after(() => stack.stop());
 
-    async function configure(timeout: string) {
-        await plugin.configure(undefined, {
-            "cloud:config:serviceManagementCustomEndpoint": emu.url,
-            "cloud:config:accessToken": TOKEN,
-            "cloud:config:requestTimeout": timeout,
-        });
-    }
+    const configure = (timeout: string) => stack.configure({ "cloud:config:requestTimeout": timeout });
 
     it("completes 300 distinct lookups with 25% of requests failing (429/503/reset) and random latency", async () => {
         await configure("60s");
@@ -54,30 +45,18 @@ describe("retries under injected faults", function () {
         await configure("2s");
         emu.setFaults({ rate: 1 });
         const started = Date.now();
-        let error: grpc.ServiceError | undefined;
-        try {
-            await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
-        } catch (e) {
-            error = e as grpc.ServiceError;
-        } finally {
-            emu.setFaults({ rate: 0 });
-        }
+        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE })).finally(() => emu.setFaults({ rate: 0 }));
         const elapsed = Date.now() - started;
-        expect(error?.details).to.match(/did not succeed within the request timeout \(\d+ attempts over [\d.]+s; raise cloud:requestTimeout/);
+        expect(error.details).to.match(/did not succeed within the request timeout \(\d+ attempts over [\d.]+s; raise cloud:requestTimeout/);
         expect(elapsed, "bounded by requestTimeout, no hang").to.be.lessThan(10_000);
-        console.log(`      all-faults lookup failed after ${elapsed} ms: ${error?.details}`);
+        console.log(`      all-faults lookup failed after ${elapsed} ms: ${error.details}`);
     });
 
     it("does not retry a 404", async () => {
         await configure("20s");
         emu.resetRequests();
-        let error: grpc.ServiceError | undefined;
-        try {
-            await plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" });
-        } catch (e) {
-            error = e as grpc.ServiceError;
-        }
-        expect(error?.code).to.equal(grpc.status.NOT_FOUND);
+        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" }));
+        expect(error.code).to.equal(grpc.status.NOT_FOUND);
         expect(emu.requests).to.have.length(1);
     });
 });

@@ -2,9 +2,9 @@
 // reaches the API (the emulator records every request it receives).
 
 import { expect } from "chai";
-import { Emulator, startEmulator } from "../../emulator";
+import { Emulator } from "../../emulator";
 import { PropertyMap, Value } from "../../provider/properties";
-import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
+import { CONSUMERS_FN, Plugin, SERVICE_FN, Stack, startStack } from "../support/plugin";
 
 const TOKEN = "ya29.inputs-test-token";
 const SERVICE = "myapi.endpoints.my-project.cloud.goog";
@@ -64,22 +64,15 @@ const badProjects: [string, Value][] = [
 ];
 
 describe("lookup argument checking", function () {
+    let stack: Stack;
     let emu: Emulator;
     let plugin: Plugin;
 
     before(async () => {
-        emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        plugin = await Plugin.start();
-        await plugin.configure(undefined, {
-            "cloud:config:serviceManagementCustomEndpoint": emu.url,
-            "cloud:config:accessToken": TOKEN,
-        });
+        stack = await startStack(TOKEN, [SERVICE]);
+        ({ emu, plugin } = stack);
     });
-    after(async () => {
-        await plugin.stop();
-        await emu.close();
-    });
+    after(() => stack.stop());
 
     async function expectFailure(tok: string, args: PropertyMap, property: string, rule: RegExp): Promise<void> {
         const res = await plugin.invoke(tok, args);

@@ -6,48 +6,27 @@ import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { Emulator, startEmulator } from "../../emulator";
+import { Emulator } from "../../emulator";
 import { policyData } from "../../provider/iam/policy";
 import { SECRET_SIG_KEY, UNKNOWN_VALUE } from "../../provider/properties";
-import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
+import { CONSUMERS_FN, Plugin, rpcError, SERVICE_FN, Stack, startStack } from "../support/plugin";
 
 const TOKEN = "ya29.test-token-DO-NOT-PRINT-7f3a9c";
 const SERVICE = "myapi.endpoints.my-project.cloud.goog";
 const CONSUMER = "consumer-project-1";
 
-function endpointVars(emu: Emulator, token = TOKEN): Record<string, string> {
-    return {
-        "cloud:config:serviceManagementCustomEndpoint": emu.url,
-        "cloud:config:accessToken": token,
-        "cloud:config:requestTimeout": "20s",
-    };
-}
-
-async function expectRpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
-    try {
-        await p;
-    } catch (e) {
-        return e as grpc.ServiceError;
-    }
-    throw new Error("expected the call to fail");
-}
-
 describe("provider protocol", function () {
+    let stack: Stack;
     let emu: Emulator;
     let plugin: Plugin;
 
     before(async () => {
-        emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        emu.createService("other.endpoints.my-project.cloud.goog", "my-project");
-        plugin = await Plugin.start();
-        await plugin.configure(undefined, endpointVars(emu));
+        stack = await startStack(TOKEN, [SERVICE, "other.endpoints.my-project.cloud.goog"]);
+        ({ emu, plugin } = stack);
     });
     after(async () => {
-        const code = await plugin.stop();
-        expect(code, "exit code after SIGINT").to.equal(0);
+        expect(await stack.stop(), "exit code after SIGINT").to.equal(0);
         expect(plugin.stdout + plugin.stderr).not.to.contain(TOKEN);
-        await emu.close();
     });
     beforeEach(() => emu.resetRequests());
 
@@ -63,7 +42,7 @@ describe("provider protocol", function () {
         expect(info.getVersion()).to.equal("8.38.0");
         const schema = await plugin.call<pb.GetSchemaResponse>("getSchema", new pb.GetSchemaRequest());
         expect(schema.getSchema()).to.equal(fs.readFileSync(`${__dirname}/../../../schema.json`, "utf8"));
-        const err = await expectRpcError(plugin.call("getSchema", new pb.GetSchemaRequest().setVersion(1)));
+        const err = await rpcError(plugin.call("getSchema", new pb.GetSchemaRequest().setVersion(1)));
         expect(err.code).to.equal(grpc.status.INVALID_ARGUMENT);
         expect(err.details).to.contain("schema version 1");
     });
@@ -91,12 +70,12 @@ describe("provider protocol", function () {
     });
 
     it("Configure says it accepts secrets and supports preview; rejects bad config naming the key", async () => {
-        const res = await plugin.configure(undefined, endpointVars(emu));
+        const res = await plugin.configure(undefined, stack.vars());
         expect(res.getAcceptsecrets()).to.equal(true);
         expect(res.getSupportspreview()).to.equal(true);
-        const err = await expectRpcError(plugin.configure(undefined, { ...endpointVars(emu), "cloud:config:requestTimeout": "soon" }));
+        const err = await rpcError(plugin.configure(undefined, stack.vars({ "cloud:config:requestTimeout": "soon" })));
         expect(err.details).to.contain("requestTimeout").and.contain("duration");
-        await plugin.configure(undefined, endpointVars(emu));
+        await plugin.configure(undefined, stack.vars());
     });
 
     it("answers Cancel and Attach", async () => {
@@ -176,19 +155,19 @@ describe("provider protocol", function () {
     });
 
     it("names the service when it does not exist", async () => {
-        const err = await expectRpcError(plugin.invoke(SERVICE_FN, { serviceName: "missing.endpoints.p.cloud.goog" }));
+        const err = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: "missing.endpoints.p.cloud.goog" }));
         expect(err.code).to.equal(grpc.status.NOT_FOUND);
         expect(err.details).to.contain('"missing.endpoints.p.cloud.goog"').and.contain("not found");
     });
 
     it("rejects an unknown function token, naming it and the known ones", async () => {
-        const err = await expectRpcError(plugin.invoke("cloud:endpoints/getNope:getNope", {}));
+        const err = await rpcError(plugin.invoke("cloud:endpoints/getNope:getNope", {}));
         expect(err.details).to.contain("cloud:endpoints/getNope:getNope").and.contain(SERVICE_FN).and.contain(CONSUMERS_FN);
     });
 
     it("answers resource RPCs with a clear unknown resource type", async () => {
         const type = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
-        const err = await expectRpcError(plugin.call("check", new pb.CheckRequest()
+        const err = await rpcError(plugin.call("check", new pb.CheckRequest()
             .setUrn(`urn:pulumi:dev::proj::${type}::p`).setType(type).setNews(Struct.fromJavaScript({}))));
         expect(err.details).to.contain(`unknown resource type "${type}"`);
     });

@@ -8,6 +8,7 @@ import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { Emulator, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 
 export const PLUGIN = path.join(__dirname, "..", "..", "..", "bin", "pulumi-resource-cloud");
@@ -97,3 +98,49 @@ export class Plugin {
 
 export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
+
+/** An emulator with services, and a plugin configured against it through Configure. */
+export interface Stack {
+    emu: Emulator;
+    plugin: Plugin;
+    /** Configure variables pointing at the emulator with the stack's token; `extra` adds or overrides keys. */
+    vars(extra?: Record<string, string>): Record<string, string>;
+    configure(extra?: Record<string, string>): Promise<pb.ConfigureResponse>;
+    /** Stops the plugin (resolving with its exit code) and the emulator. */
+    stop(): Promise<number | null>;
+}
+
+export async function startStack(token: string, services: string[]): Promise<Stack> {
+    const emu = await startEmulator({ accessTokens: [token] });
+    for (const s of services) emu.createService(s, "my-project");
+    const plugin = await Plugin.start();
+    const vars = (extra: Record<string, string> = {}) => ({
+        "cloud:config:serviceManagementCustomEndpoint": emu.url,
+        "cloud:config:accessToken": token,
+        "cloud:config:requestTimeout": "20s",
+        ...extra,
+    });
+    const stack: Stack = {
+        emu,
+        plugin,
+        vars,
+        configure: (extra) => plugin.configure(undefined, vars(extra)),
+        async stop() {
+            const code = await plugin.stop();
+            await emu.close();
+            return code;
+        },
+    };
+    await stack.configure();
+    return stack;
+}
+
+/** The gRPC error a call fails with; fails the test if it succeeds. */
+export async function rpcError(call: Promise<unknown>): Promise<grpc.ServiceError> {
+    try {
+        await call;
+    } catch (e) {
+        return e as grpc.ServiceError;
+    }
+    throw new Error("expected the call to fail");
+}
