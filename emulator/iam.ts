@@ -2,6 +2,7 @@
 // requested version. Pure functions, so the HTTP layer and the seeding API share one definition.
 
 import { createHash } from "crypto";
+import { isValidMember, isValidRole, MEMBER_FORMS, ROLE_FORMS } from "../provider/iam/names";
 import { hasConditions, type AuditConfig, type Binding, type Condition, type Policy } from "../provider/iam/policy";
 
 /** A policy as stored: validated, normalized, never carrying a stale version. */
@@ -27,9 +28,6 @@ type ApiCondition = Condition & { location?: string };
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
-const ROLE = /^(?:roles\/[A-Za-z0-9_.]{1,64}|projects\/[^/\s]+\/roles\/[A-Za-z0-9_.]{1,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{1,64})$/;
-const EMAIL = /^[^\s@:]+@[^\s@:]+$/;
-const DELETED = /^deleted:(?:(?:user|group|serviceAccount):[^\s@:]+@[^\s@:?]+\?uid=[0-9]+|principal:\/\/\S+)$/;
 const LOG_TYPES = new Set(["ADMIN_READ", "DATA_WRITE", "DATA_READ"]);
 const POLICY_VERSIONS = new Set([0, 1, 3]);
 
@@ -39,34 +37,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
 const fail = <T>(message: string): Checked<T> => ({ ok: false, message });
-
-/** True for the principal forms IAM accepts in a binding. */
-export function isValidMember(m: string): boolean {
-    if (m === "allUsers" || m === "allAuthenticatedUsers") return true;
-    const colon = m.indexOf(":");
-    if (colon <= 0) return false;
-    const kind = m.slice(0, colon);
-    const rest = m.slice(colon + 1);
-    switch (kind) {
-        case "user":
-        case "group":
-        case "serviceAccount":
-            return EMAIL.test(rest);
-        case "domain":
-            return /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(rest) && rest.includes(".");
-        case "principal":
-        case "principalSet":
-            return rest.startsWith("//") && rest.length > 2 && !/\s/.test(rest);
-        case "projectOwner":
-        case "projectEditor":
-        case "projectViewer":
-            return rest.length > 0 && !/\s/.test(rest);
-        case "deleted":
-            return DELETED.test(m);
-        default:
-            return false;
-    }
-}
 
 function checkCondition(raw: unknown, where: string): Checked<Condition> {
     if (!isObject(raw)) return fail(`${where}: condition must be an object.`);
@@ -95,9 +65,8 @@ function checkBindings(raw: unknown): Checked<Binding[]> {
         const b: unknown = raw[i];
         const where = `policy.bindings[${i}]`;
         if (!isObject(b)) return fail(`${where} must be an object.`);
-        if (typeof b.role !== "string" || !ROLE.test(b.role)) {
-            return fail(`${where}: role ${JSON.stringify(b.role ?? "")} is not valid; a role is roles/NAME, ` +
-                "projects/PROJECT/roles/NAME or organizations/ORG/roles/NAME.");
+        if (typeof b.role !== "string" || !isValidRole(b.role)) {
+            return fail(`${where}: role ${JSON.stringify(b.role ?? "")} is not valid; ${ROLE_FORMS}.`);
         }
         // A `_withcond_` role only comes from reading a conditional policy below version 3; writing it back
         // would silently strip the conditions, which IAM refuses.
@@ -109,10 +78,8 @@ function checkBindings(raw: unknown): Checked<Binding[]> {
         if (!Array.isArray(members)) return fail(`${where}.members must be a list.`);
         for (const m of members) {
             if (typeof m !== "string" || m.length === 0) return fail(`${where}: members must be non-empty strings.`);
-            if (!isValidMember(m)) {
-                return fail(`${where}: invalid member ${JSON.stringify(m)} for role ${b.role}; a member is ` +
-                    "user:EMAIL, group:EMAIL, serviceAccount:EMAIL, domain:DOMAIN, principal://…, principalSet://…, " +
-                    "allUsers, allAuthenticatedUsers or projectOwner:/projectEditor:/projectViewer:PROJECT.");
+            if (!isValidMember(m, { allowDeleted: true })) {
+                return fail(`${where}: invalid member ${JSON.stringify(m)} for role ${b.role}; ${MEMBER_FORMS}.`);
             }
         }
         const binding: Binding = { role: b.role, members: [...new Set(members as string[])] };

@@ -55,7 +55,8 @@ export function buildSchema(): JsonObject {
     }
     const res: JsonObject = {};
     for (const r of resources) {
-        const outputs = objectSchema(r.outputs, objects);
+        // The state holds the inputs and the outputs.
+        const outputs = objectSchema({ ...r.inputs, ...r.outputs }, objects);
         const inputs = objectSchema(r.inputs, objects);
         res[r.token] = {
             description: r.description,

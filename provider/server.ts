@@ -21,6 +21,8 @@ import { IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
 import { makeSecret, PropertyMap, unwrap, Value } from "./properties";
 import { resources } from "./resources";
+import * as lifecycle from "./resources/lifecycle";
+import { ResourceDefinition } from "./resources/resource";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /** An error carrying the gRPC status to answer with. */
@@ -48,6 +50,11 @@ function unknownResource(type: string): RpcError {
     return new RpcError(grpc.status.INVALID_ARGUMENT,
         `unknown resource type ${JSON.stringify(type)}: the ${PACKAGE_NAME} provider ${PACKAGE_VERSION} manages ` +
         `${listOf(resourcesByToken.keys())}`);
+}
+
+/** The resource type of a request: its `type` field, else the URN's type part. */
+function typeOf(req: { getType?: () => string; getUrn(): string }): string {
+    return req.getType?.() || req.getUrn().split("::")[2] || "";
 }
 
 function toMap(s: Struct | undefined): PropertyMap {
@@ -188,8 +195,7 @@ export class Provider {
             reason: `\`${p}\` is not known yet (preview); the lookup runs once it is`,
         }))];
         if (failures.length) return res.setFailuresList(failuresOf(failures));
-        const ctx: InvokeContext = { iam: () => this.iam() };
-        const result = (await fn.invoke(checked.values, ctx)) as Record<string, Value>;
+        const result = (await fn.invoke(checked.values, this.context())) as Record<string, Value>;
         // Outputs computed from a secret argument stay secret.
         if (secret) for (const k of Object.keys(result)) result[k] = makeSecret(result[k]);
         return res.setReturn(toStruct(result));
@@ -200,12 +206,62 @@ export class Provider {
         return new Empty();
     }
 
-    /** Check/Diff/Create/Read/Update/Delete: the provider itself, a declared resource, or an unknown type. */
-    resourceCall(type: string): never {
-        if (type === PROVIDER_TYPE || type === "") {
+    /** The definition of a resource type; the provider's own type and unknown types are errors that say so. */
+    private resource(type: string): ResourceDefinition {
+        const def = resourcesByToken.get(type);
+        if (def) return def;
+        if (type === PROVIDER_TYPE) {
             throw new RpcError(grpc.status.INVALID_ARGUMENT, `${PROVIDER_TYPE} is configured through CheckConfig/DiffConfig/Configure`);
         }
         throw unknownResource(type);
+    }
+
+    private context(): InvokeContext {
+        return { iam: () => this.iam() };
+    }
+
+    check(req: pb.CheckRequest): pb.CheckResponse {
+        const { inputs, failures } = lifecycle.check(this.resource(typeOf(req)), toMap(req.getNews()));
+        return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
+    }
+
+    diff(req: pb.DiffRequest): pb.DiffResponse {
+        const def = this.resource(typeOf(req));
+        const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
+        const d = lifecycle.diff(def, olds, toMap(req.getNews()));
+        const res = new pb.DiffResponse()
+            .setChanges(d.changed.length ? pb.DiffResponse.DiffChanges.DIFF_SOME : pb.DiffResponse.DiffChanges.DIFF_NONE)
+            .setDiffsList(d.changed).setReplacesList(d.replaces).setDeletebeforereplace(d.deleteBeforeReplace)
+            .setHasdetaileddiff(true);
+        for (const k of d.changed) {
+            const kind = d.replaces.includes(k) ? pb.PropertyDiff.Kind.UPDATE_REPLACE : pb.PropertyDiff.Kind.UPDATE;
+            res.getDetaileddiffMap().set(k, new pb.PropertyDiff().setKind(kind).setInputdiff(true));
+        }
+        return res;
+    }
+
+    async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
+        const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.context());
+        return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
+    }
+
+    async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
+        const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.context());
+        if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
+        if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
+        return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
+    }
+
+    async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
+        const def = this.resource(typeOf(req));
+        const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
+        const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.context());
+        return new pb.UpdateResponse().setProperties(toStruct(properties));
+    }
+
+    async delete(req: pb.DeleteRequest): Promise<Empty> {
+        await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.context());
+        return new Empty();
     }
 
     close(): void {
@@ -239,8 +295,6 @@ function unary<Req, Res>(log: Logger, name: string, fn: Handler<Req, Res>): grpc
 
 /** The gRPC service implementation for a provider (methods not listed answer UNIMPLEMENTED). */
 export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImplementation {
-    const typeOf = (req: { getType?: () => string; getUrn(): string }) =>
-        req.getType?.() || req.getUrn().split("::")[2] || "";
     return {
         handshake: unary(log, "Handshake", (r: pb.ProviderHandshakeRequest) => p.handshake(r)),
         attach: unary(log, "Attach", (r: pluginPb.PluginAttach) => p.attach(r)),
@@ -251,12 +305,12 @@ export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImpleme
         configure: unary(log, "Configure", (r: pb.ConfigureRequest) => p.configure(r)),
         invoke: unary(log, "Invoke", (r: pb.InvokeRequest) => p.invoke(r)),
         cancel: unary(log, "Cancel", () => p.cancel()),
-        check: unary(log, "Check", (r: pb.CheckRequest) => p.resourceCall(typeOf(r))),
-        diff: unary(log, "Diff", (r: pb.DiffRequest) => p.resourceCall(typeOf(r))),
-        create: unary(log, "Create", (r: pb.CreateRequest) => p.resourceCall(typeOf(r))),
-        read: unary(log, "Read", (r: pb.ReadRequest) => p.resourceCall(typeOf(r))),
-        update: unary(log, "Update", (r: pb.UpdateRequest) => p.resourceCall(typeOf(r))),
-        delete: unary(log, "Delete", (r: pb.DeleteRequest) => p.resourceCall(typeOf(r))),
+        check: unary(log, "Check", (r: pb.CheckRequest) => p.check(r)),
+        diff: unary(log, "Diff", (r: pb.DiffRequest) => p.diff(r)),
+        create: unary(log, "Create", (r: pb.CreateRequest) => p.create(r)),
+        read: unary(log, "Read", (r: pb.ReadRequest) => p.read(r)),
+        update: unary(log, "Update", (r: pb.UpdateRequest) => p.update(r)),
+        delete: unary(log, "Delete", (r: pb.DeleteRequest) => p.delete(r)),
         getMapping: unary(log, "GetMapping", () => new pb.GetMappingResponse()),
         getMappings: unary(log, "GetMappings", () => new pb.GetMappingsResponse()),
     };

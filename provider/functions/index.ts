@@ -2,7 +2,12 @@
 // be dispatched by Invoke.
 
 import { FunctionDefinition } from "./function";
+import { getIAMPolicy } from "./getIAMPolicy";
 import { getServiceConsumersIamPolicy } from "./getServiceConsumersIamPolicy";
 import { getServiceIamPolicy } from "./getServiceIamPolicy";
 
-export const functions: readonly FunctionDefinition[] = [getServiceIamPolicy, getServiceConsumersIamPolicy];
+export const functions: readonly FunctionDefinition[] = [
+    getServiceIamPolicy,
+    getServiceConsumersIamPolicy,
+    getIAMPolicy,
+];

@@ -65,15 +65,25 @@ export class IamFetcher {
         this.agent = this.base.protocol === "https:" ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     }
 
-    /** Reads a parent's policy at version 3. Identical concurrent reads share one request. */
-    getIamPolicy(parent: Parent): Promise<Policy> {
+    /** The budget of one call, retries included (config `requestTimeout`). */
+    get requestTimeoutMs(): number {
+        return this.options.requestTimeoutMs;
+    }
+
+    /**
+     * Reads a parent's policy at version 3. Identical concurrent reads share one request, unless `fresh`
+     * asks for a read that starts now (a read-modify-write must not reuse a read begun before its lock).
+     */
+    getIamPolicy(parent: Parent, opts: { fresh?: boolean } = {}): Promise<Policy> {
+        const body = { options: { requestedPolicyVersion: 3 } };
+        if (opts.fresh) return this.call(parent, "getIamPolicy", body);
         const key = parentName(parent);
         const pending = this.reads.get(key);
         if (pending) {
             this.stats.coalesced++;
             return pending;
         }
-        const read = this.call(parent, "getIamPolicy", { options: { requestedPolicyVersion: 3 } })
+        const read = this.call(parent, "getIamPolicy", body)
             .finally(() => this.reads.delete(key));
         this.reads.set(key, read);
         return read;

@@ -76,3 +76,65 @@ export function parentOf(serviceName: string, consumerProject?: string): Parent 
         ? { kind: "service", serviceName: check.value }
         : { kind: "consumer", serviceName: check.value, consumerProject };
 }
+
+// Roles and members: the forms IAM accepts in a binding (facts §1, §2). Shared with the emulator.
+
+const ROLE = /^(?:roles\/[A-Za-z0-9_.]{1,64}|projects\/[^/\s]+\/roles\/[A-Za-z0-9_.]{1,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{1,64})$/;
+const EMAIL = /^[^\s@:]+@[^\s@:]+$/;
+const DELETED = /^deleted:(?:(?:user|group|serviceAccount):[^\s@:]+@[^\s@:?]+\?uid=[0-9]+|principal:\/\/\S+)$/;
+
+export const ROLE_FORMS = "a role is roles/NAME, projects/PROJECT/roles/NAME or organizations/ORG/roles/NAME";
+export const MEMBER_FORMS = "a member is user:EMAIL, group:EMAIL, serviceAccount:EMAIL, domain:DOMAIN, principal://…, " +
+    "principalSet://…, allUsers, allAuthenticatedUsers or projectOwner:/projectEditor:/projectViewer:PROJECT";
+
+export function isValidRole(role: string): boolean {
+    return ROLE.test(role) && !role.includes("_withcond_");
+}
+
+/**
+ * True for the principal forms IAM accepts in a binding. `deleted:` principals exist in policies IAM
+ * returns, but a configuration must not grant to them (Terraform refuses them too).
+ */
+export function isValidMember(m: string, opts: { allowDeleted?: boolean } = {}): boolean {
+    if (m === "allUsers" || m === "allAuthenticatedUsers") return true;
+    const colon = m.indexOf(":");
+    if (colon <= 0) return false;
+    const rest = m.slice(colon + 1);
+    switch (m.slice(0, colon)) {
+        case "user":
+        case "group":
+        case "serviceAccount":
+            return EMAIL.test(rest);
+        case "domain":
+            return /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(rest) && rest.includes(".");
+        case "principal":
+        case "principalSet":
+            return rest.startsWith("//") && rest.length > 2 && !/\s/.test(rest);
+        case "projectOwner":
+        case "projectEditor":
+        case "projectViewer":
+            return rest.length > 0 && !/\s/.test(rest);
+        case "deleted":
+            return opts.allowDeleted === true && DELETED.test(m);
+        default:
+            return false;
+    }
+}
+
+/** The rule a role breaks, or undefined. */
+export function roleProblem(role: string): string | undefined {
+    if (role.includes("_withcond_")) {
+        return `${JSON.stringify(role)} is how IAM shows a conditional binding read below policy version 3, not a ` +
+            "role: give the real role and its condition";
+    }
+    return isValidRole(role) ? undefined : `${JSON.stringify(role)} is not a valid role: ${ROLE_FORMS}`;
+}
+
+/** The rule a member breaks, or undefined. */
+export function memberProblem(member: string): string | undefined {
+    if (member.startsWith("deleted:")) {
+        return `${JSON.stringify(member)} is a deleted principal: IAM shows them in policies, but a grant to one ` +
+            "cannot be configured; remove it";
+    }
+    return isValidMember(member) ? undefined : `${JSON.stringify(member)} is not a valid member: ${MEMBER_FORMS}`;
+}

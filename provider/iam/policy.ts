@@ -1,6 +1,8 @@
 // The IAM policy shape of the API, and its canonical form: the one way this package turns a policy into
 // `policyData`, so semantically equal policies always give byte-equal strings.
 
+import { memberProblem, roleProblem } from "./names";
+
 export interface Condition {
     expression: string;
     title: string;
@@ -131,4 +133,107 @@ export function policyData(policy: Policy): string {
 /** True when a policy has any conditional binding (it must then be read and written at version 3). */
 export function hasConditions(policy: Policy): boolean {
     return (policy.bindings ?? []).some((b) => b.condition !== undefined);
+}
+
+// Checking a policy given as data (policyData, getIAMPolicy's inputs): the shape, roles, members and
+// conditions, with every problem named by its path.
+
+
+const LOG_TYPES = ["ADMIN_READ", "DATA_WRITE", "DATA_READ"];
+const MAX_POLICY_DATA = 1024 * 1024;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function unknownKeys(v: Record<string, unknown>, allowed: string[], where: string): string | undefined {
+    const extra = Object.keys(v).find((k) => !allowed.includes(k));
+    return extra === undefined ? undefined
+        : `${where} has an unknown field ${JSON.stringify(extra)} (allowed: ${allowed.join(", ")})`;
+}
+
+/** The problems of one binding (role, members, condition), or undefined. */
+export function bindingProblem(b: unknown, where: string): string | undefined {
+    if (!isRecord(b)) return `${where} must be an object with role and members`;
+    const extra = unknownKeys(b, ["role", "members", "condition"], where);
+    if (extra) return extra;
+    if (typeof b.role !== "string") return `${where}.role must be a string`;
+    const role = roleProblem(b.role);
+    if (role) return `${where}.role: ${role}`;
+    if (!Array.isArray(b.members) || b.members.length === 0) return `${where}.members must be a non-empty list of members`;
+    for (const [i, m] of b.members.entries()) {
+        if (typeof m !== "string") return `${where}.members[${i}] must be a string`;
+        const problem = memberProblem(m);
+        if (problem) return `${where}.members[${i}]: ${problem}`;
+    }
+    return b.condition === undefined || b.condition === null ? undefined : conditionProblem(b.condition, `${where}.condition`);
+}
+
+/** A condition needs a CEL expression and a title (IAM refuses it otherwise). */
+export function conditionProblem(c: unknown, where: string): string | undefined {
+    if (!isRecord(c)) return `${where} must be an object with expression and title`;
+    const extra = unknownKeys(c, ["expression", "title", "description", "location"], where);
+    if (extra) return extra;
+    if (typeof c.expression !== "string" || c.expression.trim() === "") return `${where}.expression is required (a CEL expression)`;
+    if (typeof c.title !== "string" || c.title.trim() === "") return `${where}.title is required`;
+    if (c.description !== undefined && typeof c.description !== "string") return `${where}.description must be a string`;
+    return undefined;
+}
+
+function auditConfigProblem(a: unknown, where: string): string | undefined {
+    if (!isRecord(a)) return `${where} must be an object with service and auditLogConfigs`;
+    const extra = unknownKeys(a, ["service", "auditLogConfigs"], where);
+    if (extra) return extra;
+    if (typeof a.service !== "string" || a.service === "") return `${where}.service is required`;
+    if (!Array.isArray(a.auditLogConfigs)) return `${where}.auditLogConfigs must be a list`;
+    for (const [i, l] of a.auditLogConfigs.entries()) {
+        const at = `${where}.auditLogConfigs[${i}]`;
+        if (!isRecord(l)) return `${at} must be an object with logType`;
+        const more = unknownKeys(l, ["logType", "exemptedMembers"], at);
+        if (more) return more;
+        if (typeof l.logType !== "string" || !LOG_TYPES.includes(l.logType)) return `${at}.logType must be one of ${LOG_TYPES.join(", ")}`;
+        if (l.exemptedMembers !== undefined) {
+            if (!Array.isArray(l.exemptedMembers)) return `${at}.exemptedMembers must be a list`;
+            const bad = l.exemptedMembers.find((m) => typeof m !== "string" || memberProblem(m));
+            if (bad !== undefined) return `${at}.exemptedMembers: ${typeof bad === "string" ? memberProblem(bad) : "members are strings"}`;
+        }
+    }
+    return undefined;
+}
+
+/** Checks a parsed policy's shape; returns the first problem, or undefined. */
+export function policyProblem(p: unknown): string | undefined {
+    if (!isRecord(p)) return "the policy must be a JSON object with `bindings` (and optionally `auditConfigs`)";
+    const extra = unknownKeys(p, ["bindings", "auditConfigs", "etag", "version"], "the policy");
+    if (extra) return extra;
+    if (p.bindings !== undefined && !Array.isArray(p.bindings)) return "bindings must be a list";
+    for (const [i, b] of ((p.bindings as unknown[] | undefined) ?? []).entries()) {
+        const problem = bindingProblem(b, `bindings[${i}]`);
+        if (problem) return problem;
+    }
+    if (p.auditConfigs !== undefined && !Array.isArray(p.auditConfigs)) return "auditConfigs must be a list";
+    for (const [i, a] of ((p.auditConfigs as unknown[] | undefined) ?? []).entries()) {
+        const problem = auditConfigProblem(a, `auditConfigs[${i}]`);
+        if (problem) return problem;
+    }
+    return undefined;
+}
+
+/** Parses policyData; the problem is written for a person (the text itself is not repeated). */
+export function parsePolicyData(text: string): { policy: Policy } | { problem: string } {
+    if (text.length > MAX_POLICY_DATA) return { problem: `policyData is ${text.length} bytes; at most ${MAX_POLICY_DATA} are accepted` };
+    let parsed: unknown;
+    try {
+        parsed = JSON.parse(text);
+    } catch (e) {
+        return { problem: `policyData is not JSON (${e instanceof RangeError ? "nested too deeply" : (e as Error).message}); use the policyData of cloud.organizations.getIAMPolicy` };
+    }
+    const problem = policyProblem(parsed);
+    return problem ? { problem: `policyData: ${problem}` } : { policy: parsed as Policy };
+}
+
+/** The form property checks take. */
+export function policyDataProblem(text: string): string | undefined {
+    const r = parsePolicyData(text);
+    return "problem" in r ? r.problem : undefined;
 }

@@ -1,13 +1,14 @@
 // Every resource the provider manages. Adding one here is all it takes to appear in schema.json and be
-// dispatched by the resource RPCs. (The policy resources arrive with their own definitions.)
+// dispatched by the resource RPCs.
 
-import { Properties } from "../define";
+import { bindingResource, memberResource, policyResource } from "./iamKinds";
+import { ResourceDefinition } from "./resource";
 
-export interface ResourceDefinition {
-    readonly token: string;
-    readonly description: string;
-    readonly inputs: Properties;
-    readonly outputs: Properties;
-}
-
-export const resources: readonly ResourceDefinition[] = [];
+export const resources: readonly ResourceDefinition[] = [
+    policyResource("service"),
+    bindingResource("service"),
+    memberResource("service"),
+    policyResource("consumer"),
+    bindingResource("consumer"),
+    memberResource("consumer"),
+];

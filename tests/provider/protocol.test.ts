@@ -165,11 +165,11 @@ describe("provider protocol", function () {
         expect(err.details).to.contain("cloud:endpoints/getNope:getNope").and.contain(SERVICE_FN).and.contain(CONSUMERS_FN);
     });
 
-    it("answers resource RPCs with a clear unknown resource type", async () => {
-        const type = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
+    it("answers resource RPCs for an undeclared type with a clear unknown resource type", async () => {
+        const type = "cloud:endpoints/serviceIamAudit:ServiceIamAudit";
         const err = await rpcError(plugin.call("check", new pb.CheckRequest()
             .setUrn(`urn:pulumi:dev::proj::${type}::p`).setType(type).setNews(Struct.fromJavaScript({}))));
-        expect(err.details).to.contain(`unknown resource type "${type}"`);
+        expect(err.details).to.contain(`unknown resource type "${type}"`).and.contain("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy");
     });
 
     it("reports a lookup argument that is not known yet as a failure, sending nothing", async () => {

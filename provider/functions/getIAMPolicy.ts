@@ -1,0 +1,33 @@
+import { crc32 } from "zlib";
+import { property, types } from "../define";
+import { canonicalAuditConfigs, canonicalBindings, policyData } from "../iam/policy";
+import { defineFunction } from "./function";
+import { auditConfigType, bindingType, policyDataOutputs } from "./policyRecord";
+
+export const getIAMPolicy = defineFunction({
+    token: "cloud:organizations/getIAMPolicy:getIAMPolicy",
+    description: [
+        "Generates an IAM policy document that may be referenced by and applied to other IAM resources, such as",
+        "the `cloud.endpoints.ServiceIamPolicy` and `cloud.endpoints.ConsumersIamPolicy` resources. Makes no request.",
+        "",
+        "`policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the",
+        "lookup of a policy set from it are byte-equal.",
+    ].join("\n"),
+    inputs: {
+        auditConfigs: property(types.array(auditConfigType), "A nested configuration block that defines logging additional configuration for your project."),
+        bindings: property(types.array(bindingType), "A nested configuration block (described below) defining a binding to be included in the policy document."),
+    },
+    outputs: {
+        ...policyDataOutputs("The above bindings serialized in a format suitable for referencing from a resource that supports IAM."),
+        id: property(types.string, "A stable hash of `policyData` (CRC-32, as the Terraform provider computes it).", { required: true }),
+    },
+    async invoke({ auditConfigs, bindings }) {
+        const data = policyData({ auditConfigs, bindings });
+        return {
+            auditConfigs: canonicalAuditConfigs(auditConfigs),
+            bindings: canonicalBindings(bindings),
+            id: String(crc32(data)),
+            policyData: data,
+        };
+    },
+});

@@ -1,0 +1,328 @@
+// The three kinds of IAM resource Pulumi GCP and Terraform users know, for either parent (a service, or a
+// consumer of a service):
+//   *IamPolicy  — authoritative for the whole policy;
+//   *IamBinding — authoritative for one role (+ condition): its members;
+//   *IamMember  — one member of one role (+ condition), leaving every other grant alone.
+// All writes are read-modify-writes through modifyPolicy (one lock per policy, etag, retry on 409).
+
+import { property, Properties, types, Values } from "../define";
+import { IamError } from "../iam/errors";
+import { IamFetcher } from "../iam/fetcher";
+import { modifyPolicy } from "../iam/modify";
+import { checkProjectId, checkServiceName, memberProblem, Parent, parentName, projectIdProblem, roleProblem, serviceNameProblem } from "../iam/names";
+import { Binding, canonicalBindings, Condition, conditionProblem, parsePolicyData, Policy, policyData, policyDataProblem } from "../iam/policy";
+import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
+
+export type ParentKind = Parent["kind"];
+
+/** Names as Pulumi GCP spells them: `Service…` for a service, `Consumers…` for a consumer. */
+const PREFIX: Record<ParentKind, string> = { service: "Service", consumer: "Consumers" };
+
+function parentProperties(kind: ParentKind) {
+    const serviceName = property(types.string,
+        kind === "service" ? "The name of the service. Used to find the parent resource to bind the IAM policy to."
+            : "The name of the service. Used to find the parent resource to bind the IAM policy to.", {
+            required: true, replaceOnChanges: true, check: serviceNameProblem,
+        });
+    const consumerProject = property(types.string, "The consumer project. Used to find the parent resource to bind the IAM policy to.", {
+        required: true, replaceOnChanges: true, check: projectIdProblem,
+    });
+    return { consumerProject, serviceName };
+}
+
+type ParentInputs = { serviceName: string; consumerProject?: string };
+
+function parentOf(kind: ParentKind, inputs: ParentInputs): Parent {
+    const check = checkServiceName(inputs.serviceName);
+    const serviceName = check.ok ? check.value : inputs.serviceName;
+    return kind === "service" ? { kind, serviceName } : { kind, serviceName, consumerProject: inputs.consumerProject ?? "" };
+}
+
+/** The parent's part of an import ID: `services/S` or `S`; `services/S/consumers/P` or `S/P`. */
+function parseParent(kind: ParentKind, text: string): ParentInputs | string {
+    const bare = text.startsWith("services/") ? text.slice("services/".length) : text;
+    const parts = bare.split("/");
+    const [serviceName, consumerProject] = kind === "service"
+        ? parts.length === 1 ? [parts[0], undefined] : [undefined, undefined]
+        : parts.length === 3 && parts[1] === "consumers" ? [parts[0], parts[2]]
+            : parts.length === 2 ? [parts[0], parts[1]] : [undefined, undefined];
+    const forms = kind === "service" ? "`services/{serviceName}` or `{serviceName}`"
+        : "`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`";
+    if (serviceName === undefined) return `the import ID ${JSON.stringify(text)} names no ${kind === "service" ? "service" : "consumer"}: use ${forms}`;
+    const s = checkServiceName(serviceName);
+    if (!s.ok) return `import ID: ${s.rule}`;
+    if (kind === "service") return { serviceName: s.value };
+    const p = checkProjectId(consumerProject!);
+    return p.ok ? { serviceName: s.value, consumerProject: p.value } : `import ID: ${p.rule}`;
+}
+
+function parentInputs(kind: ParentKind, inputs: ParentInputs): ParentInputs {
+    const p = parentOf(kind, inputs);
+    return p.kind === "service" ? { serviceName: p.serviceName } : { consumerProject: p.consumerProject, serviceName: p.serviceName };
+}
+
+/** A read of a parent that no longer exists is "gone", not an error (refresh removes the resource). */
+async function readOrGone(iam: IamFetcher, parent: Parent): Promise<Policy | undefined> {
+    try {
+        return await iam.getIamPolicy(parent, { fresh: true });
+    } catch (e) {
+        if (e instanceof IamError && e.httpStatus === 404) return undefined;
+        throw e;
+    }
+}
+
+const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
+
+function conditionType(resource: string) {
+    return types.object(`cloud:endpoints/${resource}Condition:${resource}Condition`,
+        "An IAM condition: the grant applies only when the CEL expression is true.", {
+            description: property(types.string, "An optional description of the expression."),
+            expression: property(types.string, "Textual representation of an expression in Common Expression Language syntax.", { required: true }),
+            title: property(types.string, "A title for the expression, i.e. a short string describing its purpose.", { required: true }),
+        });
+}
+
+function canonicalCondition(c: Condition | undefined): Condition | null {
+    if (!c) return null;
+    return c.description ? { description: c.description, expression: c.expression, title: c.title } : { expression: c.expression, title: c.title };
+}
+
+/** Whether a binding is the one a resource owns: same role, same condition (by title only for an import). */
+function sameGrant(b: Binding, role: string, condition: Condition | undefined): boolean {
+    if (b.role !== role) return false;
+    if (!condition || !b.condition) return !condition && !b.condition;
+    if (condition.expression === "") return b.condition.title === condition.title;
+    return JSON.stringify(canonicalCondition(b.condition)) === JSON.stringify(canonicalCondition(condition));
+}
+
+function withoutGrant(bindings: Binding[] | undefined, role: string, condition: Condition | undefined): Binding[] {
+    return (bindings ?? []).filter((b) => !sameGrant(b, role, condition));
+}
+
+/** `<parent> <role>[ <member>][ <condition title>]`: Terraform's IDs for bindings and members. */
+function grantId(parent: Parent, parts: (string | undefined)[]): string {
+    return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
+}
+
+const POLICY_DELETE_NOTE =
+    "Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on " +
+    "it is removed, including ones made outside Pulumi.";
+
+export function policyResource(kind: ParentKind): ResourceDefinition {
+    const name = `${PREFIX[kind]}IamPolicy`;
+    const parent = parentProperties(kind);
+    const inputs = {
+        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
+        policyData: property(types.string,
+            "The policy data generated by a `cloud.organizations.getIAMPolicy` data source. Compared by meaning: " +
+            "order, duplicates and etags never show as a change.", { required: true, check: policyDataProblem }),
+        serviceName: parent.serviceName,
+    } as Properties;
+    type In = ParentInputs & { policyData: string };
+    const desired = (i: In): Policy => {
+        const parsed = parsePolicyData(i.policyData);
+        if ("problem" in parsed) throw new Error(parsed.problem);
+        return { bindings: canonicalBindings(parsed.policy.bindings), auditConfigs: parsed.policy.auditConfigs ?? [] };
+    };
+    const write = async (i: In, ctx: ResourceContext) => {
+        const want = desired(i);
+        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
+            policyData(current) === policyData(want) ? undefined : want, {
+            updateMask: "bindings,etag,auditConfigs",
+            confirm: (p) => policyData(p) === policyData(want),
+        });
+        return { etag: policy.etag ?? "" };
+    };
+    return defineResource({
+        token: `cloud:endpoints/${kind === "service" ? "serviceIamPolicy" : "consumersIamPolicy"}:${name}`,
+        description: `Authoritative for the whole IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
+            `replaces it with \`policyData\`. ${POLICY_DELETE_NOTE} Import with the ID ` +
+            (kind === "service" ? "`services/{serviceName}` or `{serviceName}`." : "`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`."),
+        inputs,
+        outputs: etagOutput,
+        deleteBeforeReplace: false,
+        id: (i) => parentName(parentOf(kind, i as In)),
+        parseId: (id) => parseParent(kind, id) as Values<Properties>,
+        canonical: (i) => {
+            const parsed = parsePolicyData((i as In).policyData);
+            return { ...parentInputs(kind, i as In), policyData: "problem" in parsed ? (i as In).policyData : policyData(parsed.policy) };
+        },
+        create: (i, ctx) => write(i as In, ctx),
+        update: (_olds, news, ctx) => write(news as In, ctx),
+        async read(i, ctx) {
+            const policy = await readOrGone(ctx.iam(), parentOf(kind, i as In));
+            if (!policy) return undefined;
+            return { inputs: { ...parentInputs(kind, i as In), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
+        },
+        async delete(i, ctx) {
+            const parent = parentOf(kind, i as In);
+            if (!(await readOrGone(ctx.iam(), parent))) return;
+            await modifyPolicy(ctx.iam(), parent, (current) =>
+                (current.bindings ?? []).length || (current.auditConfigs ?? []).length ? { bindings: [], auditConfigs: [] } : undefined, {
+                updateMask: "bindings,etag,auditConfigs",
+                confirm: (p) => policyData(p) === "{}",
+            });
+        },
+    });
+}
+
+export function bindingResource(kind: ParentKind): ResourceDefinition {
+    const name = `${PREFIX[kind]}IamBinding`;
+    const parent = parentProperties(kind);
+    const inputs = {
+        condition: property(conditionType(name), "An IAM condition: the binding is for this role under this condition only.", {
+            replaceOnChanges: true,
+            check: (c) => conditionProblem(c, "the condition"),
+        }),
+        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
+        members: property(types.array(types.string),
+            "The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, " +
+            "`principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.", {
+                required: true,
+                check: (ms) => ms.length === 0 ? "give at least one member (delete the binding to grant the role to nobody)"
+                    : ms.map(memberProblem).find((p) => p !== undefined),
+            }),
+        role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
+            required: true, replaceOnChanges: true, check: roleProblem,
+        }),
+        serviceName: parent.serviceName,
+    } as Properties;
+    type In = ParentInputs & { role: string; members: string[]; condition?: Condition };
+    const write = async (i: In, ctx: ResourceContext) => {
+        const members = [...new Set(i.members)].sort();
+        const binding: Binding = { role: i.role, members, ...(i.condition ? { condition: i.condition } : {}) };
+        const owned = (p: Policy) => canonicalBindings((p.bindings ?? []).filter((b) => sameGrant(b, i.role, i.condition)));
+        const want = JSON.stringify(canonicalBindings([binding]));
+        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
+            JSON.stringify(owned(current)) === want ? undefined
+                : { ...current, bindings: [...withoutGrant(current.bindings, i.role, i.condition), binding] }, {
+            updateMask: "bindings,etag",
+            confirm: (p) => JSON.stringify(owned(p)) === want,
+        });
+        return { etag: policy.etag ?? "" };
+    };
+    return defineResource({
+        token: `cloud:endpoints/${kind === "service" ? "serviceIamBinding" : "consumersIamBinding"}:${name}`,
+        description: `Authoritative for one role (and condition) in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
+            "its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. " +
+            "Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.",
+        inputs,
+        outputs: etagOutput,
+        deleteBeforeReplace: true,
+        id: (i) => grantId(parentOf(kind, i as In), [(i as In).role, (i as In).condition?.title]),
+        parseId: (id) => {
+            const [p, role, ...title] = id.split(" ");
+            const parentIn = parseParent(kind, p);
+            if (typeof parentIn === "string") return parentIn;
+            if (!role) return `the import ID ${JSON.stringify(id)} has no role: use "<parent> <role> [condition title]"`;
+            return { ...parentIn, role, members: [], ...(title.length ? { condition: { expression: "", title: title.join(" ") } } : {}) };
+        },
+        canonical: (i) => ({
+            ...parentInputs(kind, i as In),
+            role: (i as In).role,
+            members: [...new Set((i as In).members)].sort(),
+            condition: canonicalCondition((i as In).condition),
+        }),
+        create: (i, ctx) => write(i as In, ctx),
+        update: (_olds, news, ctx) => write(news as In, ctx),
+        async read(i, ctx) {
+            const x = i as In;
+            const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
+            const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, x.role, x.condition));
+            if (!policy || found.length === 0) return undefined;
+            const condition = canonicalCondition(found[0].condition) ?? undefined;
+            return {
+                inputs: { ...parentInputs(kind, x), role: x.role, members: [...new Set(found.flatMap((b) => b.members))].sort(), ...(condition ? { condition } : {}) },
+                outputs: { etag: policy.etag ?? "" },
+            };
+        },
+        async delete(i, ctx) {
+            const x = i as In;
+            const parent = parentOf(kind, x);
+            if (!(await readOrGone(ctx.iam(), parent))) return;
+            await modifyPolicy(ctx.iam(), parent, (current) => {
+                const rest = withoutGrant(current.bindings, x.role, x.condition);
+                return rest.length === (current.bindings ?? []).length ? undefined : { ...current, bindings: rest };
+            }, { updateMask: "bindings,etag", confirm: (p) => !(p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition)) });
+        },
+    });
+}
+
+export function memberResource(kind: ParentKind): ResourceDefinition {
+    const name = `${PREFIX[kind]}IamMember`;
+    const parent = parentProperties(kind);
+    const inputs = {
+        condition: property(conditionType(name), "An IAM condition: the member holds the role under this condition only.", {
+            replaceOnChanges: true,
+            check: (c) => conditionProblem(c, "the condition"),
+        }),
+        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
+        member: property(types.string,
+            "The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, " +
+            "`principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.", {
+                required: true, replaceOnChanges: true, check: memberProblem,
+            }),
+        role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
+            required: true, replaceOnChanges: true, check: roleProblem,
+        }),
+        serviceName: parent.serviceName,
+    } as Properties;
+    type In = ParentInputs & { role: string; member: string; condition?: Condition };
+    const has = (p: Policy, x: In) => (p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
+    const write = async (x: In, ctx: ResourceContext) => {
+        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, x), (current) => {
+            if (has(current, x)) return undefined;
+            const grant: Binding = { role: x.role, members: [x.member], ...(x.condition ? { condition: x.condition } : {}) };
+            return { ...current, bindings: [...(current.bindings ?? []), grant] };
+        }, { updateMask: "bindings,etag", confirm: (p) => has(p, x) });
+        return { etag: policy.etag ?? "" };
+    };
+    return defineResource({
+        token: `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`,
+        description: `Grants one role to one member in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}, ` +
+            "leaving every other grant alone (non-authoritative). Deleting it removes only that member. " +
+            "Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.",
+        inputs,
+        outputs: etagOutput,
+        deleteBeforeReplace: true,
+        id: (i) => grantId(parentOf(kind, i as In), [(i as In).role, (i as In).member, (i as In).condition?.title]),
+        parseId: (id) => {
+            const [p, role, member, ...title] = id.split(" ");
+            const parentIn = parseParent(kind, p);
+            if (typeof parentIn === "string") return parentIn;
+            if (!role || !member) return `the import ID ${JSON.stringify(id)} needs "<parent> <role> <member> [condition title]"`;
+            return { ...parentIn, role, member, ...(title.length ? { condition: { expression: "", title: title.join(" ") } } : {}) };
+        },
+        canonical: (i) => ({
+            ...parentInputs(kind, i as In),
+            role: (i as In).role,
+            member: (i as In).member,
+            condition: canonicalCondition((i as In).condition),
+        }),
+        create: (i, ctx) => write(i as In, ctx),
+        update: (_olds, news, ctx) => write(news as In, ctx),
+        async read(i, ctx) {
+            const x = i as In;
+            const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
+            const found = (policy?.bindings ?? []).find((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
+            if (!policy || !found) return undefined;
+            const condition = canonicalCondition(found.condition) ?? undefined;
+            return {
+                inputs: { ...parentInputs(kind, x), role: x.role, member: x.member, ...(condition ? { condition } : {}) },
+                outputs: { etag: policy.etag ?? "" },
+            };
+        },
+        async delete(i, ctx) {
+            const x = i as In;
+            const parent = parentOf(kind, x);
+            if (!(await readOrGone(ctx.iam(), parent))) return;
+            await modifyPolicy(ctx.iam(), parent, (current) => {
+                if (!has(current, x)) return undefined;
+                const bindings = (current.bindings ?? [])
+                    .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => m !== x.member) } : b))
+                    .filter((b) => b.members.length > 0);
+                return { ...current, bindings };
+            }, { updateMask: "bindings,etag", confirm: (p) => !has(p, x) });
+        },
+    });
+}

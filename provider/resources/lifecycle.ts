@@ -1,0 +1,119 @@
+// The generic resource lifecycle over the protocol's property maps: checking, semantic diff, preview
+// (unknowns in, unknowns out, no API call), secrets kept secret, import by ID. Each definition supplies
+// only its own behaviour (resource.ts).
+
+import { checkProperties, Failure } from "../check";
+import { Properties, Values } from "../define";
+import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap } from "../properties";
+import { ResourceContext, ResourceDefinition } from "./resource";
+
+/** Plain inputs, and the names of those that arrived as secrets (their outputs stay secret). */
+function plain(map: PropertyMap): { values: PropertyMap; secrets: Set<string>; unknowns: Set<string> } {
+    const values: PropertyMap = {};
+    const secrets = new Set<string>();
+    const unknowns = new Set<string>();
+    for (const [k, v] of Object.entries(map)) {
+        const u = unwrap(v);
+        values[k] = u.value;
+        if (u.secret) secrets.add(k);
+        if (u.unknown) unknowns.add(k);
+    }
+    return { values, secrets, unknowns };
+}
+
+function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
+    const out: PropertyMap = {};
+    for (const k of Object.keys(def.inputs)) if (values[k] !== undefined && values[k] !== null) out[k] = values[k];
+    return out;
+}
+
+/** The state the engine keeps: inputs and outputs, with secret inputs (and all outputs of them) secret. */
+function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): PropertyMap {
+    const all: PropertyMap = { ...inputs, ...(JSON.parse(JSON.stringify(outputs)) as PropertyMap) };
+    for (const k of Object.keys(all)) if (secrets.has(k)) all[k] = makeSecret(all[k]);
+    return all;
+}
+
+export function check(def: ResourceDefinition, news: PropertyMap): { inputs: PropertyMap; failures: Failure[] } {
+    const { values } = plain(news);
+    const { failures } = checkProperties(def.inputs, values);
+    return { inputs: news, failures };
+}
+
+export interface DiffResult {
+    changed: string[];
+    replaces: string[];
+    deleteBeforeReplace: boolean;
+}
+
+/** Compares by meaning (each definition's canonical form): order-only or etag-only changes are no change. */
+export function diff(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap): DiffResult {
+    const before = plain(olds).values;
+    const after = plain(news);
+    const canonicalOld = def.canonical(declaredInputs(def, before) as Values<Properties>);
+    const canonicalNew = after.unknowns.size ? {} : def.canonical(declaredInputs(def, after.values) as Values<Properties>);
+    const changed: string[] = [];
+    const replaces: string[] = [];
+    for (const [name, prop] of Object.entries(def.inputs)) {
+        const unknown = after.unknowns.has(name);
+        const same = !unknown && (after.unknowns.size
+            ? JSON.stringify(before[name]) === JSON.stringify(after.values[name])
+            : JSON.stringify(canonicalOld[name] ?? null) === JSON.stringify(canonicalNew[name] ?? null));
+        if (same) continue;
+        changed.push(name);
+        if (prop.replaceOnChanges) replaces.push(name);
+    }
+    return { changed, replaces, deleteBeforeReplace: replaces.length > 0 && def.deleteBeforeReplace };
+}
+
+function unknownOutputs(def: ResourceDefinition): PropertyMap {
+    const out: PropertyMap = {};
+    for (const k of Object.keys(def.outputs)) out[k] = UNKNOWN_VALUE;
+    return out;
+}
+
+export async function create(def: ResourceDefinition, news: PropertyMap, preview: boolean, ctx: ResourceContext):
+    Promise<{ id: string; properties: PropertyMap }> {
+    const { values, secrets, unknowns } = plain(news);
+    const inputs = declaredInputs(def, values);
+    if (preview) return { id: unknowns.size ? "" : def.id(inputs as Values<Properties>), properties: { ...news, ...unknownOutputs(def) } };
+    const outputs = await def.create(inputs as Values<Properties>, ctx);
+    return { id: def.id(inputs as Values<Properties>), properties: state(inputs, outputs, secrets) };
+}
+
+export async function update(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap, preview: boolean, ctx: ResourceContext):
+    Promise<PropertyMap> {
+    if (preview) return { ...news, ...unknownOutputs(def) };
+    const { values, secrets } = plain(news);
+    const inputs = declaredInputs(def, values);
+    const outputs = await def.update(declaredInputs(def, plain(olds).values) as Values<Properties>, inputs as Values<Properties>, ctx);
+    return state(inputs, outputs, secrets);
+}
+
+/**
+ * Refresh or import. With no state (import), the inputs come from the ID in Terraform's forms.
+ * Returns undefined when the resource is gone.
+ */
+export async function read(def: ResourceDefinition, id: string, properties: PropertyMap, inputs: PropertyMap, ctx: ResourceContext):
+    Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap } | undefined | Failure> {
+    const known = plain(Object.keys(inputs).length ? inputs : properties);
+    let wanted = declaredInputs(def, known.values);
+    if (Object.keys(wanted).length === 0) {
+        const parsed = def.parseId(id);
+        if (typeof parsed === "string") return { property: "id", reason: parsed };
+        wanted = parsed as PropertyMap;
+    }
+    const found = await def.read(wanted as Values<Properties>, ctx);
+    if (!found) return undefined;
+    const foundInputs = found.inputs as PropertyMap;
+    return {
+        id: def.id(found.inputs),
+        properties: state(foundInputs, found.outputs, known.secrets),
+        inputs: state(foundInputs, {}, known.secrets),
+    };
+}
+
+export async function remove(def: ResourceDefinition, properties: PropertyMap, ctx: ResourceContext): Promise<void> {
+    await def.delete(declaredInputs(def, plain(properties).values) as Values<Properties>, ctx);
+}
+
