@@ -84,6 +84,54 @@ export class Plugin {
         };
     }
 
+    // The resource RPCs, with the request fields the engine fills in.
+
+    private urn(type: string, name = "r"): string {
+        return `urn:pulumi:dev::proj::${type}::${name}`;
+    }
+
+    async check(type: string, news: PropertyMap, olds: PropertyMap = {}): Promise<{ inputs: PropertyMap; failures: { property: string; reason: string }[] }> {
+        const res = await this.call<pb.CheckResponse>("check", new pb.CheckRequest().setUrn(this.urn(type)).setType(type)
+            .setOlds(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)));
+        return {
+            inputs: (res.getInputs()?.toJavaScript() ?? {}) as PropertyMap,
+            failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
+        };
+    }
+
+    async diff(type: string, id: string, olds: PropertyMap, news: PropertyMap): Promise<{ changes: number; diffs: string[]; replaces: string[]; deleteBeforeReplace: boolean }> {
+        const res = await this.call<pb.DiffResponse>("diff", new pb.DiffRequest().setUrn(this.urn(type)).setType(type).setId(id)
+            .setOlds(Struct.fromJavaScript(olds)).setOldInputs(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)));
+        return { changes: res.getChanges(), diffs: res.getDiffsList(), replaces: res.getReplacesList(), deleteBeforeReplace: res.getDeletebeforereplace() };
+    }
+
+    async create(type: string, properties: PropertyMap, preview = false): Promise<{ id: string; properties: PropertyMap }> {
+        const res = await this.call<pb.CreateResponse>("create", new pb.CreateRequest().setUrn(this.urn(type)).setType(type)
+            .setProperties(Struct.fromJavaScript(properties)).setPreview(preview));
+        return { id: res.getId(), properties: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap };
+    }
+
+    async read(type: string, id: string, properties: PropertyMap = {}, inputs: PropertyMap = {}): Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap }> {
+        const res = await this.call<pb.ReadResponse>("read", new pb.ReadRequest().setUrn(this.urn(type)).setType(type).setId(id)
+            .setProperties(Struct.fromJavaScript(properties)).setInputs(Struct.fromJavaScript(inputs)));
+        return {
+            id: res.getId(),
+            properties: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap,
+            inputs: (res.getInputs()?.toJavaScript() ?? {}) as PropertyMap,
+        };
+    }
+
+    async update(type: string, id: string, olds: PropertyMap, news: PropertyMap, preview = false): Promise<PropertyMap> {
+        const res = await this.call<pb.UpdateResponse>("update", new pb.UpdateRequest().setUrn(this.urn(type)).setType(type).setId(id)
+            .setOlds(Struct.fromJavaScript(olds)).setOldInputs(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)).setPreview(preview));
+        return (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap;
+    }
+
+    async delete(type: string, id: string, properties: PropertyMap): Promise<void> {
+        await this.call("delete", new pb.DeleteRequest().setUrn(this.urn(type)).setType(type).setId(id)
+            .setProperties(Struct.fromJavaScript(properties)).setOldInputs(Struct.fromJavaScript(properties)));
+    }
+
     empty<Res>(method: string): Promise<Res> {
         return this.call<Res>(method, new Empty());
     }
