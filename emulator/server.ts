@@ -600,12 +600,13 @@ export class EmulatorServer implements Emulator {
             const faults: FaultSettings = {};
             if (body.rate !== undefined) faults.rate = body.rate as number;
             if (body.latencyMs !== undefined) faults.latencyMs = body.latencyMs as number;
+            if (body.minLatencyMs !== undefined) faults.minLatencyMs = body.minLatencyMs as number;
             try {
                 this.setFaults(faults);
             } catch (e) {
                 throw badRequest((e as Error).message);
             }
-            this.send(ctx, 200, JSON.stringify({ rate: this.faultRate, latencyMs: this.latencyMs }));
+            this.send(ctx, 200, JSON.stringify({ rate: this.faultRate, latencyMs: this.latencyMs, minLatencyMs: this.minLatencyMs }));
         } else {
             throw this.notFound(ctx);
         }

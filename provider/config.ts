@@ -3,6 +3,7 @@
 
 import { checkProperties, Failure } from "./check";
 import { property, types, Values } from "./define";
+import { projectIdProblem } from "./iam/names";
 import { PropertyMap, unwrap, Value } from "./properties";
 
 export const DEFAULT_ENDPOINT = "https://servicemanagement.googleapis.com/v1/";
@@ -53,6 +54,13 @@ function checkDuration(value: string): string | undefined {
     return undefined;
 }
 
+/** OAuth scopes are https URLs, e.g. https://www.googleapis.com/auth/cloud-platform. */
+function checkScope(scope: string): string | undefined {
+    return /^https:\/\/[a-z0-9.-]+\/[\x21-\x7e]+$/i.test(scope)
+        ? undefined
+        : `${JSON.stringify(scope.length > 80 ? `${scope.slice(0, 80)}…` : scope)} is not an OAuth scope URL (e.g. https://www.googleapis.com/auth/cloud-platform)`;
+}
+
 const SERVICE_ACCOUNT_EMAIL = /^[^\s@/]+@[a-z0-9.-]+$/;
 function checkServiceAccount(value: string): string | undefined {
     return SERVICE_ACCOUNT_EMAIL.test(value)
@@ -81,6 +89,7 @@ const ENDPOINT_DESCRIPTION = "Must be an absolute https:// URL, or http:// to a 
 /** The provider's configuration keys, in the order schema.json lists them. */
 export const configProperties = {
     project: property(types.string, "The default project for resources that need one.", {
+        check: projectIdProblem,
         env: ["GOOGLE_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"],
     }),
     credentials: property(types.string,
@@ -108,6 +117,7 @@ export const configProperties = {
         }),
     billingProject: property(types.string,
         "The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).", {
+            check: projectIdProblem,
             env: ["GOOGLE_BILLING_PROJECT"],
         }),
     userProjectOverride: property(types.boolean,
@@ -134,7 +144,7 @@ export const configProperties = {
         }),
     scopes: property(types.array(types.string),
         "OAuth 2.0 scopes requested for the access token. Defaults to cloud-platform and userinfo.email.", {
-            check: (v) => (v.length === 0 ? "give at least one scope, or leave `scopes` unset" : undefined),
+            check: (v) => (v.length === 0 ? "give at least one scope, or leave `scopes` unset" : v.map(checkScope).find((p) => p !== undefined)),
             default: DEFAULT_SCOPES,
         }),
 } as const;

@@ -61,9 +61,17 @@ function toMap(s: Struct | undefined): PropertyMap {
     return (s?.toJavaScript() ?? {}) as PropertyMap;
 }
 
+/** Drops undefined fields (a Struct cannot hold them) without a JSON round trip. */
+function defined(v: unknown): Value {
+    if (Array.isArray(v)) return v.map(defined);
+    if (typeof v !== "object" || v === null) return v as Value;
+    const out: PropertyMap = {};
+    for (const [k, e] of Object.entries(v)) if (e !== undefined) out[k] = defined(e);
+    return out;
+}
+
 function toStruct(value: object): Struct {
-    // JSON round trip drops undefined fields, which Struct cannot hold.
-    return Struct.fromJavaScript(JSON.parse(JSON.stringify(value)));
+    return Struct.fromJavaScript(defined(value) as PropertyMap);
 }
 
 function failuresOf(failures: Failure[]): pb.CheckFailure[] {
@@ -322,6 +330,7 @@ export async function serve(log: Logger): Promise<{ port: number; shutdown(): Pr
     const server = new grpc.Server({
         "grpc.max_receive_message_length": 400 * 1024 * 1024,
         "grpc.max_send_message_length": 400 * 1024 * 1024,
+        "grpc.enable_channelz": 0, // per-call bookkeeping nobody reads here
     });
     server.addService(ResourceProviderService, serviceFor(provider, log));
     const port = await new Promise<number>((resolve, reject) =>

@@ -115,14 +115,20 @@ export class IamFetcher {
         this.agent.destroy();
     }
 
-    private url(parent: Parent, verb: Verb): URL {
+    /** Request options for one call, built from the base URL once parsed (no URL parsing per request). */
+    private target(parent: Parent, verb: Verb): http.RequestOptions {
         const segments = parentName(parent).split("/").map(encodeURIComponent).join("/");
-        return new URL(`${segments}:${verb}`, this.base);
+        return {
+            protocol: this.base.protocol,
+            hostname: this.base.hostname.replace(/^\[|\]$/g, ""),
+            port: this.base.port,
+            path: `${this.base.pathname}${segments}:${verb}`,
+        };
     }
 
     private async call(parent: Parent, verb: Verb, body: object): Promise<Policy> {
         const o = this.options;
-        const url = this.url(parent, verb);
+        const url = this.target(parent, verb);
         const payload = JSON.stringify(body);
         const started = Date.now();
         const deadline = started + o.requestTimeoutMs;
@@ -166,7 +172,7 @@ export class IamFetcher {
         }
     }
 
-    private send(url: URL, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+    private send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
         this.stats.requests++;
         const headers: http.OutgoingHttpHeaders = {
             "Authorization": authorization,
@@ -178,7 +184,7 @@ export class IamFetcher {
         if (this.options.userProject) headers["X-Goog-User-Project"] = this.options.userProject;
         const transport = url.protocol === "https:" ? https : http;
         return new Promise<Answer>((resolve, reject) => {
-            const req = transport.request(url, { method: "POST", headers, agent: this.agent, signal }, (res) => {
+            const req = transport.request({ ...url, method: "POST", headers, agent: this.agent, signal }, (res) => {
                 const chunks: Buffer[] = [];
                 res.on("data", (c: Buffer) => chunks.push(c));
                 res.on("error", reject);

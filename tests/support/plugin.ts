@@ -29,9 +29,10 @@ export class Plugin {
     }
 
     /** Starts the plugin with only the given environment variables (plus PATH/HOME), so no machine config leaks in. */
-    static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<Plugin> {
+    static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[] } = {}): Promise<Plugin> {
         const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), ...opts.env };
-        const child = spawn(PLUGIN, opts.args ?? [], { env, stdio: ["ignore", "pipe", "pipe"] });
+        const [cmd, ...pre] = opts.command ?? [PLUGIN];
+        const child = spawn(cmd, [...pre, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
         let err = "";
         child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
