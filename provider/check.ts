@@ -103,3 +103,10 @@ export function checkProperties<P extends Properties>(
     for (const k of Object.keys(props)) if (considered[k] !== undefined && considered[k] !== null) values[k] = considered[k];
     return { values: values as Values<P>, failures: out.failures, unknowns: out.unknowns };
 }
+
+/** Inputs that reached an operation without passing Check (a malformed request): answered INVALID_ARGUMENT. */
+export class InputError extends Error {
+    constructor(readonly failures: Failure[]) {
+        super(failures.map((f) => f.reason).join("; "));
+    }
+}

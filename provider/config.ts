@@ -54,6 +54,15 @@ function checkDuration(value: string): string | undefined {
     return undefined;
 }
 
+/** An access token is opaque, but it travels in a header: RFC 6750's b64token syntax, of sane length. */
+function checkAccessToken(token: string): string | undefined {
+    if (token.length > 8192) return `the access token is ${token.length} characters long; at most 8192 are accepted`;
+    return /^[A-Za-z0-9\-._~+/]+=*$/.test(token)
+        ? undefined
+        : "the access token has characters an OAuth 2.0 bearer token cannot have (spaces, control or non-ASCII " +
+            "characters, or punctuation outside - . _ ~ + /); it is not shown, as it is secret";
+}
+
 /** OAuth scopes are https URLs, e.g. https://www.googleapis.com/auth/cloud-platform. */
 function checkScope(scope: string): string | undefined {
     return /^https:\/\/[a-z0-9.-]+\/[\x21-\x7e]+$/i.test(scope)
@@ -103,7 +112,7 @@ export const configProperties = {
         "A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence " +
         "over `credentials`.", {
             secret: true,
-            check: (v) => (v.trim() === "" ? "the access token is empty" : undefined),
+            check: checkAccessToken,
             env: ["GOOGLE_OAUTH_ACCESS_TOKEN"],
         }),
     impersonateServiceAccount: property(types.string,

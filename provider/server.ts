@@ -11,7 +11,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { checkProperties, Failure } from "./check";
+import { checkProperties, Failure, InputError } from "./check";
 import { checkConfig, configFromRequest, configProperties, isEngineKey, parseDuration, ResolvedConfig, resolveConfig } from "./config";
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
@@ -282,6 +282,7 @@ export class Provider {
 function toStatus(e: unknown): Partial<grpc.StatusObject> {
     if (e instanceof RpcError) return { code: e.code, details: e.message };
     if (e instanceof IamError) return { code: e.code as grpc.status, details: e.message };
+    if (e instanceof InputError) return { code: grpc.status.INVALID_ARGUMENT, details: `invalid inputs: ${e.message}` };
     const message = e instanceof Error ? e.message : String(e);
     return { code: grpc.status.INTERNAL, details: `internal error: ${redact(message)}` };
 }

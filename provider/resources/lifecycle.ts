@@ -2,7 +2,7 @@
 // (unknowns in, unknowns out, no API call), secrets kept secret, import by ID. Each definition supplies
 // only its own behaviour (resource.ts).
 
-import { checkProperties, Failure } from "../check";
+import { checkProperties, Failure, InputError } from "../check";
 import { Properties, Values } from "../define";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap } from "../properties";
 import { ResourceContext, ResourceDefinition } from "./resource";
@@ -27,6 +27,15 @@ function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyM
     return out;
 }
 
+/** The declared inputs, checked again: an operation never acts on inputs that would fail Check. */
+function validInputs(def: ResourceDefinition, values: PropertyMap): Values<Properties> {
+    const inputs = declaredInputs(def, values);
+    const { failures, unknowns } = checkProperties(def.inputs, inputs);
+    const all = [...failures, ...unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
+    if (all.length) throw new InputError(all);
+    return inputs as Values<Properties>;
+}
+
 /** The state the engine keeps: inputs and outputs, with secret inputs (and all outputs of them) secret. */
 function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): PropertyMap {
     const all: PropertyMap = { ...inputs, ...(JSON.parse(JSON.stringify(outputs)) as PropertyMap) };
@@ -46,12 +55,21 @@ export interface DiffResult {
     deleteBeforeReplace: boolean;
 }
 
+/** The canonical form of inputs; values that never passed Check (a malformed request) compare as given. */
+function canonical(def: ResourceDefinition, inputs: PropertyMap): Record<string, unknown> {
+    try {
+        return def.canonical(inputs as Values<Properties>);
+    } catch {
+        return inputs;
+    }
+}
+
 /** Compares by meaning (each definition's canonical form): order-only or etag-only changes are no change. */
 export function diff(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap): DiffResult {
     const before = plain(olds).values;
     const after = plain(news);
-    const canonicalOld = def.canonical(declaredInputs(def, before) as Values<Properties>);
-    const canonicalNew = after.unknowns.size ? {} : def.canonical(declaredInputs(def, after.values) as Values<Properties>);
+    const canonicalOld = canonical(def, declaredInputs(def, before));
+    const canonicalNew = after.unknowns.size ? {} : canonical(def, declaredInputs(def, after.values));
     const changed: string[] = [];
     const replaces: string[] = [];
     for (const [name, prop] of Object.entries(def.inputs)) {
@@ -75,19 +93,21 @@ function unknownOutputs(def: ResourceDefinition): PropertyMap {
 export async function create(def: ResourceDefinition, news: PropertyMap, preview: boolean, ctx: ResourceContext):
     Promise<{ id: string; properties: PropertyMap }> {
     const { values, secrets, unknowns } = plain(news);
-    const inputs = declaredInputs(def, values);
-    if (preview) return { id: unknowns.size ? "" : def.id(inputs as Values<Properties>), properties: { ...news, ...unknownOutputs(def) } };
-    const outputs = await def.create(inputs as Values<Properties>, ctx);
-    return { id: def.id(inputs as Values<Properties>), properties: state(inputs, outputs, secrets) };
+    if (preview) {
+        return { id: unknowns.size ? "" : def.id(validInputs(def, values)), properties: { ...news, ...unknownOutputs(def) } };
+    }
+    const inputs = validInputs(def, values);
+    const outputs = await def.create(inputs, ctx);
+    return { id: def.id(inputs), properties: state(inputs as PropertyMap, outputs, secrets) };
 }
 
 export async function update(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap, preview: boolean, ctx: ResourceContext):
     Promise<PropertyMap> {
     if (preview) return { ...news, ...unknownOutputs(def) };
     const { values, secrets } = plain(news);
-    const inputs = declaredInputs(def, values);
-    const outputs = await def.update(declaredInputs(def, plain(olds).values) as Values<Properties>, inputs as Values<Properties>, ctx);
-    return state(inputs, outputs, secrets);
+    const inputs = validInputs(def, values);
+    const outputs = await def.update(validInputs(def, plain(olds).values), inputs, ctx);
+    return state(inputs as PropertyMap, outputs, secrets);
 }
 
 /**
@@ -97,13 +117,15 @@ export async function update(def: ResourceDefinition, olds: PropertyMap, news: P
 export async function read(def: ResourceDefinition, id: string, properties: PropertyMap, inputs: PropertyMap, ctx: ResourceContext):
     Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap } | undefined | Failure> {
     const known = plain(Object.keys(inputs).length ? inputs : properties);
-    let wanted = declaredInputs(def, known.values);
-    if (Object.keys(wanted).length === 0) {
-        const parsed = def.parseId(id);
+    let wanted: Values<Properties>;
+    if (Object.keys(declaredInputs(def, known.values)).length) {
+        wanted = validInputs(def, known.values); // refresh: the inputs in state
+    } else {
+        const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
         if (typeof parsed === "string") return { property: "id", reason: parsed };
-        wanted = parsed as PropertyMap;
+        wanted = parsed;
     }
-    const found = await def.read(wanted as Values<Properties>, ctx);
+    const found = await def.read(wanted, ctx);
     if (!found) return undefined;
     const foundInputs = found.inputs as PropertyMap;
     return {
@@ -114,6 +136,6 @@ export async function read(def: ResourceDefinition, id: string, properties: Prop
 }
 
 export async function remove(def: ResourceDefinition, properties: PropertyMap, ctx: ResourceContext): Promise<void> {
-    await def.delete(declaredInputs(def, plain(properties).values) as Values<Properties>, ctx);
+    await def.delete(validInputs(def, plain(properties).values), ctx);
 }
 

@@ -81,7 +81,7 @@ describe("emulator: operations", function () {
             expect(t.status).to.equal(200);
 
             const off = await call("POST", `${emu.origin}/__emulator/faults`, { body: { rate: 0, latencyMs: 0 } });
-            expect(off.json).to.deep.equal({ rate: 0, latencyMs: 0 });
+            expect(off.json).to.deep.equal({ rate: 0, latencyMs: 0, minLatencyMs: 0 });
             expect((await call("POST", `${emu.url}services/${SERVICE}:getIamPolicy`, { token: TOKEN })).status).to.equal(200);
             expect((await call("POST", `${emu.origin}/__emulator/faults`, { body: { rate: 2 } })).status).to.equal(400);
         });
