@@ -5,7 +5,7 @@ import { EmulatorServer } from "./server";
 import type { Emulator, EmulatorOptions } from "./types";
 
 export type {
-    AuthorizedUserFile, Emulator, EmulatorOptions, FaultSettings, IssueTokenOptions, ManagedService, RequestRecord,
+    AuthorizedUserFile, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService, RequestRecord,
     ServiceAccountKey,
 } from "./types";
 

@@ -10,7 +10,7 @@ import { applySet, checkPolicy, checkUpdateMask, viewPolicy, type StoredPolicy }
 import { Store } from "./state";
 import { TokenAuthority, type Caller } from "./tokens";
 import type {
-    AuthorizedUserFile, Emulator, EmulatorOptions, FaultSettings, IssueTokenOptions, ManagedService,
+    AuthorizedUserFile, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
     RequestRecord, ServiceAccountKey,
 } from "./types";
 
@@ -108,6 +108,7 @@ export class EmulatorServer implements Emulator {
     private readonly store: Store;
     private tokens!: TokenAuthority;
     private faultRate = 0;
+    private faultKinds: FaultKind[] = ["429", "503", "reset"];
     private latencyMs = 0;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
@@ -174,6 +175,11 @@ export class EmulatorServer implements Emulator {
         if (!(minLatencyMs >= 0 && minLatencyMs <= Math.max(latencyMs, minLatencyMs) && Number.isFinite(minLatencyMs))) {
             throw new RangeError(`minimum latency must be a non-negative number of ms, got ${minLatencyMs}`);
         }
+        const kinds = faults.kinds ?? this.faultKinds;
+        if (kinds.length === 0 || !kinds.every((k) => ["429", "503", "reset"].includes(k))) {
+            throw new RangeError(`fault kinds must be some of 429, 503, reset, got ${JSON.stringify(kinds)}`);
+        }
+        this.faultKinds = [...kinds];
         this.faultRate = rate;
         this.latencyMs = Math.max(latencyMs, minLatencyMs);
         this.minLatencyMs = minLatencyMs;
@@ -328,14 +334,14 @@ export class EmulatorServer implements Emulator {
     }
 
     private fault(ctx: Ctx): void {
-        switch (randomInt(3)) {
-            case 0:
+        switch (this.faultKinds[randomInt(this.faultKinds.length)]) {
+            case "429":
                 throw new ApiError(429, "RESOURCE_EXHAUSTED",
                     "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service " +
                     "'servicemanagement.googleapis.com'.",
                     [errorInfo("RATE_LIMIT_EXCEEDED", { service: "servicemanagement.googleapis.com" })],
                     { "Retry-After": "0" });
-            case 1:
+            case "503":
                 throw new ApiError(503, "UNAVAILABLE", "The service is currently unavailable.");
             default:
                 ctx.req.socket.destroy();
@@ -601,6 +607,7 @@ export class EmulatorServer implements Emulator {
             if (body.rate !== undefined) faults.rate = body.rate as number;
             if (body.latencyMs !== undefined) faults.latencyMs = body.latencyMs as number;
             if (body.minLatencyMs !== undefined) faults.minLatencyMs = body.minLatencyMs as number;
+            if (body.kinds !== undefined) faults.kinds = body.kinds as FaultKind[];
             try {
                 this.setFaults(faults);
             } catch (e) {

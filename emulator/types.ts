@@ -40,7 +40,11 @@ export interface FaultSettings {
     latencyMs?: number;
     /** Lower bound of that delay (default 0): equal to latencyMs for a fixed delay, as coalescing tests need. */
     minLatencyMs?: number;
+    /** Which faults to inject, chosen at random among them (default: all three). */
+    kinds?: FaultKind[];
 }
+
+export type FaultKind = "429" | "503" | "reset";
 
 export interface ManagedService {
     serviceName: string;

@@ -209,6 +209,11 @@ export class Provider {
         return res.setReturn(toStruct(result));
     }
 
+    /** Shutdown: see IamFetcher.drain. */
+    drain(): Promise<void> {
+        return this.fetcher?.drain() ?? Promise.resolve();
+    }
+
     cancel(): Empty {
         this.fetcher?.cancelAll();
         return new Empty();
@@ -339,15 +344,16 @@ export async function serve(log: Logger): Promise<{ port: number; shutdown(): Pr
     return {
         port,
         shutdown: () => new Promise<void>((resolve) => {
-            // Let calls in flight finish, but never hang the engine: force after a short grace period.
+            // Drop reads, finish writes already sent, answer the calls in flight; never hang the engine:
+            // force after a short grace period.
             const force = setTimeout(() => {
                 server.forceShutdown();
                 resolve();
             }, 800);
-            server.tryShutdown(() => {
+            void provider.drain().finally(() => server.tryShutdown(() => {
                 clearTimeout(force);
                 resolve();
-            });
+            }));
         }).finally(() => provider.close()),
     };
 }

@@ -53,7 +53,11 @@ export class IamFetcher {
     private readonly base: URL;
     private readonly agent: http.Agent;
     private readonly reads = new Map<string, Promise<Policy>>();
-    private cancel = IamFetcher.controller();
+    /** Reads and writes are cancelled separately: a shutdown drops reads at once but lets writes finish. */
+    private reading = IamFetcher.controller();
+    private writing = IamFetcher.controller();
+    private draining = false;
+    private readonly writesInFlight = new Set<Promise<unknown>>();
 
     constructor(private readonly options: FetcherOptions) {
         this.base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
@@ -94,13 +98,32 @@ export class IamFetcher {
      * if the policy changed since it was read: the caller redoes its read-modify-write.
      */
     setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs"): Promise<Policy> {
-        return this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask });
+        if (this.draining) {
+            return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
+                undefined, Code.CANCELLED));
+        }
+        const write = this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask });
+        const tracked = write.catch(() => undefined).finally(() => this.writesInFlight.delete(tracked));
+        this.writesInFlight.add(tracked);
+        return write;
     }
 
-    /** Aborts every request in flight (the engine's Cancel); later calls work again. */
+    /** Aborts every request in flight (the engine's Cancel); later calls work again. A write is one atomic call. */
     cancelAll(): void {
-        this.cancel.abort();
-        this.cancel = IamFetcher.controller();
+        this.reading.abort();
+        this.writing.abort();
+        this.reading = IamFetcher.controller();
+        this.writing = IamFetcher.controller();
+    }
+
+    /**
+     * Shutdown: reads in flight are dropped, no new write starts, and the writes already sent are awaited,
+     * so every write has either completed or not started.
+     */
+    async drain(): Promise<void> {
+        this.draining = true;
+        this.reading.abort();
+        await Promise.all(this.writesInFlight);
     }
 
     /** One signal is shared by every request in flight, hence no listener limit. */
@@ -132,7 +155,7 @@ export class IamFetcher {
         const payload = JSON.stringify(body);
         const started = Date.now();
         const deadline = started + o.requestTimeoutMs;
-        const signal = this.cancel.signal;
+        const signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal;
         let backoff = o.initialBackoffMs ?? 250;
         let last = "";
         for (let attempt = 1; ; attempt++) {

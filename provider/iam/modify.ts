@@ -82,7 +82,15 @@ export function modifyPolicy(
 async function confirm(iam: IamFetcher, parent: Parent, shows: ((p: Policy) => boolean) | undefined, deadline: number): Promise<void> {
     if (!shows) return;
     for (let read = 1; ; read++) {
-        if (shows(await iam.getIamPolicy(parent, { fresh: true }))) return;
+        let policy: Policy;
+        try {
+            policy = await iam.getIamPolicy(parent, { fresh: true });
+        } catch (e) {
+            // Cancelled (shutdown): the write itself went through; report it done rather than failed.
+            if (e instanceof IamError && e.code === Code.CANCELLED) return;
+            throw e;
+        }
+        if (shows(policy)) return;
         if (read >= 5 || Date.now() + 500 >= deadline) {
             throw new IamError(`the policy of ${parentName(parent)} was written, but ${read} re-reads do not show the ` +
                 "change; another writer may have replaced it", undefined, Code.ABORTED);

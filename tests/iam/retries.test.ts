@@ -22,32 +22,38 @@ describe("retries under injected faults", function () {
 
     const configure = (timeout: string) => stack.configure({ "cloud:config:requestTimeout": timeout });
 
-    it("completes 300 distinct lookups with 25% of requests failing (429/503/reset) and random latency", async () => {
-        await configure("60s");
+    it("completes 1,000 distinct lookups with 20% of requests failing (429/503/reset) and random latency", async () => {
+        const timeout = 60;
+        await configure(`${timeout}s`);
         emu.resetRequests();
-        emu.setFaults({ rate: 0.25, latencyMs: 20 });
+        emu.setFaults({ rate: 0.2, latencyMs: 30 });
         const started = Date.now();
         try {
-            const results = await Promise.all(Array.from({ length: 300 }, (_, i) =>
+            const results = await Promise.all(Array.from({ length: 1000 }, (_, i) =>
                 plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: `consumer-${String(i).padStart(4, "0")}` })));
-            expect(results.filter((r) => r.failures.length === 0 && r.return?.policyData === "{}")).to.have.length(300);
+            expect(results.filter((r) => r.failures.length === 0 && r.return?.policyData === "{}")).to.have.length(1000);
         } finally {
             emu.setFaults({ rate: 0, latencyMs: 0 });
         }
+        const wall = Date.now() - started;
         const api = emu.requests.filter((r) => r.path.startsWith("/v1/services/"));
         const faults = api.filter((r) => r.status !== 200);
-        expect(api.length - faults.length).to.equal(300);
-        expect(faults.length, "faults were injected").to.be.greaterThan(20);
-        console.log(`      300 lookups: ${api.length} requests, ${faults.length} faults retried, ${Date.now() - started} ms`);
+        const kinds = (s: number) => faults.filter((r) => r.status === s).length;
+        expect(api.length - faults.length).to.equal(1000);
+        expect(faults.length, "faults were injected").to.be.greaterThan(100);
+        expect(wall, "within requestTimeout").to.be.lessThan(timeout * 1000);
+        console.log(`      1000 lookups, 100% succeeded: ${api.length} requests, ${faults.length} retries ` +
+            `(${kinds(429)} × 429, ${kinds(503)} × 503, ${kinds(0)} resets), ${wall} ms (requestTimeout ${timeout}s)`);
     });
 
     it("gives up with a clear error after the request timeout when every answer is 503", async () => {
         await configure("2s");
-        emu.setFaults({ rate: 1 });
+        emu.setFaults({ rate: 1, kinds: ["503"] });
         const started = Date.now();
-        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE })).finally(() => emu.setFaults({ rate: 0 }));
+        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE })).finally(() => emu.setFaults({ rate: 0, kinds: ["429", "503", "reset"] }));
         const elapsed = Date.now() - started;
-        expect(error.details).to.match(/did not succeed within the request timeout \(\d+ attempts over [\d.]+s; raise cloud:requestTimeout/);
+        expect(error.details).to.match(/did not succeed within the request timeout \(\d+ attempts over [\d.]+s; raise cloud:requestTimeout/)
+            .and.contain("HTTP 503 UNAVAILABLE");
         expect(elapsed, "bounded by requestTimeout, no hang").to.be.lessThan(10_000);
         console.log(`      all-faults lookup failed after ${elapsed} ms: ${error.details}`);
     });

@@ -44,7 +44,11 @@ export class Plugin {
             });
             child.once("exit", (code) => reject(new Error(`plugin exited with ${code} before printing its port: ${err}`)));
         });
-        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        // The engine accepts messages far above gRPC's 4 MB default (policies and inputs can be large).
+        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+            "grpc.max_receive_message_length": 400 * 1024 * 1024,
+            "grpc.max_send_message_length": 400 * 1024 * 1024,
+        });
         const plugin = new Plugin(child, port, client);
         plugin.stdout = out;
         child.stdout!.on("data", (d: Buffer) => (plugin.stdout += d.toString()));
