@@ -18,12 +18,10 @@ export type ParentKind = Parent["kind"];
 /** Names as Pulumi GCP spells them: `Service…` for a service, `Consumers…` for a consumer. */
 const PREFIX: Record<ParentKind, string> = { service: "Service", consumer: "Consumers" };
 
-function parentProperties(kind: ParentKind) {
-    const serviceName = property(types.string,
-        kind === "service" ? "The name of the service. Used to find the parent resource to bind the IAM policy to."
-            : "The name of the service. Used to find the parent resource to bind the IAM policy to.", {
-            required: true, replaceOnChanges: true, check: serviceNameProblem,
-        });
+function parentProperties() {
+    const serviceName = property(types.string, "The name of the service. Used to find the parent resource to bind the IAM policy to.", {
+        required: true, replaceOnChanges: true, check: serviceNameProblem,
+    });
     const consumerProject = property(types.string, "The consumer project. Used to find the parent resource to bind the IAM policy to.", {
         required: true, replaceOnChanges: true, check: projectIdProblem,
     });
@@ -110,7 +108,7 @@ const POLICY_DELETE_NOTE =
 
 export function policyResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamPolicy`;
-    const parent = parentProperties(kind);
+    const parent = parentProperties();
     const inputs = {
         ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
         policyData: property(types.string,
@@ -168,7 +166,7 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
 
 export function bindingResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamBinding`;
-    const parent = parentProperties(kind);
+    const parent = parentProperties();
     const inputs = {
         condition: property(conditionType(name), "An IAM condition: the binding is for this role under this condition only.", {
             replaceOnChanges: true,
@@ -250,7 +248,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
 
 export function memberResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamMember`;
-    const parent = parentProperties(kind);
+    const parent = parentProperties();
     const inputs = {
         condition: property(conditionType(name), "An IAM condition: the member holds the role under this condition only.", {
             replaceOnChanges: true,
