@@ -81,7 +81,12 @@ export function buildSchema(): JsonObject {
         keywords: ["pulumi", "cloud", "gcp", "endpoints", "servicemanagement", "iam", "category/cloud"],
         license: "Apache-2.0",
         attribution: "Built on the behaviour of the Google Beta Terraform provider's endpoints IAM resources.",
-        meta: { moduleFormat: "(.*)(?:/[^/]*)" },
+        // supportPack: SDKs carry the package version (and Go gets a go.mod).
+        meta: { moduleFormat: "(.*)(?:/[^/]*)", supportPack: true },
+        language: {
+            go: { importBasePath: "example.com/pulumi-cloud/sdk/go/v8/cloud" },
+            python: { pyproject: { enabled: true } },
+        },
         config: { variables: config.properties },
         provider: {
             description: "The provider type for the cloud package. By default, resources use package-wide " +

@@ -1,0 +1,256 @@
+// Shared by the end-to-end tests: the Pulumi tools built by scripts/tools.sh (the real engine and language
+// hosts, from Go modules), the plugin tarball from scripts/package.sh installed into a throwaway PULUMI_HOME,
+// a local file backend and passphrase secrets in a temp dir, and helpers to run `pulumi` there.
+//
+// Without the tools (a machine that has not run `npm run tools`), every e2e suite skips itself with a message
+// saying so, so `npm test` stays green; CI builds the tools first and sets CLOUD_E2E_REQUIRED=1, which turns
+// those skips into failures.
+
+import { execFileSync, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+export const ROOT = path.join(__dirname, "..", "..", "..");
+export const PACKAGE = "cloud";
+export const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
+/** The @pulumi/pulumi version this repository pins; the Python and Go SDKs used in the e2e tests match it. */
+export const PULUMI_SDK_VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).dependencies["@pulumi/pulumi"];
+export const PASSPHRASE = "e2e-passphrase";
+export const SERVICE = "bookstore.endpoints.example-project.cloud.goog";
+export const CONSUMER = "consumer-project-1";
+
+/** The directory holding the built tools (whether or not they are there). */
+export function toolsBin(): string {
+    return execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--print"], { encoding: "utf8" }).trim();
+}
+
+/**
+ * Why the e2e tests cannot run here (the tools are not built, or are older than tools/ says), or undefined when
+ * they can. Never builds anything: `npm run tools` does.
+ */
+export function toolsMissing(tools = ["pulumi", "pulumi-language-yaml"]): string | undefined {
+    try {
+        execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--check"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    } catch (e) {
+        const stderr = String((e as { stderr?: unknown }).stderr ?? e).trim().split("\n").pop();
+        return stderr?.replace(/^tools\.sh: /, "") ?? "the Pulumi tools are not built: run `npm run tools`";
+    }
+    const bin = toolsBin();
+    const missing = tools.filter((t) => !fs.existsSync(path.join(bin, t)));
+    return missing.length ? `${missing.join(", ")} missing from ${bin}: run \`npm run tools\`` : undefined;
+}
+
+/**
+ * Skips the test, or the whole suite when called from `before`, with a visible reason when something it needs is
+ * missing. With CLOUD_E2E_REQUIRED=1 (CI) a missing piece fails instead: CI must not pass by skipping.
+ */
+export function skipUnless(ctx: Mocha.Context, reason: string | undefined): void {
+    if (reason === undefined) return;
+    if (process.env.CLOUD_E2E_REQUIRED === "1") throw new Error(`CLOUD_E2E_REQUIRED=1, but ${reason}`);
+    process.stdout.write(`      (skipped: ${reason})\n`);
+    ctx.skip();
+}
+
+/** Whether an executable is on PATH (this process's, or the one given). */
+export function onPath(cmd: string, PATH = process.env.PATH): boolean {
+    return (PATH ?? "").split(path.delimiter).filter((d) => d !== "").some((d) => {
+        try {
+            fs.accessSync(path.join(d, cmd), fs.constants.X_OK);
+            return true;
+        } catch {
+            return false;
+        }
+    });
+}
+
+let tarball: string | undefined;
+/** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */
+export function pluginTarball(): string {
+    tarball ??= execFileSync("bash", [path.join(ROOT, "scripts", "package.sh")], { cwd: ROOT, encoding: "utf8" })
+        .trim().split("\n").pop()!;
+    return path.join(ROOT, tarball);
+}
+
+export interface RunResult {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+}
+
+/** Runs a command; resolves with its exit code and output (never rejects for a non-zero exit). */
+export function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+        const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 300_000);
+        child.once("error", (e) => { clearTimeout(timer); reject(e); });
+        child.once("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+        child.stdin.end(opts.input ?? "");
+    });
+}
+
+/** Throws, with everything the command printed, unless it exited 0. */
+export async function ok(p: Promise<RunResult>, what: string): Promise<RunResult> {
+    const r = await p;
+    if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    return r;
+}
+
+/** The environment of this process without anything that could configure the provider or the CLI. */
+function cleanEnv(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) {
+        if (/^(GOOGLE_|GCLOUD_|CLOUDSDK_|PULUMI_|USER_PROJECT_OVERRIDE$)/.test(k)) continue;
+        env[k] = v;
+    }
+    return env;
+}
+
+/**
+ * A throwaway Pulumi installation: PULUMI_HOME with the plugin installed from the tarball, a file backend and
+ * passphrase secrets, the tools first on PATH. Everything lives under one temp dir, removed by `dispose()`.
+ */
+export class PulumiSandbox {
+    readonly env: NodeJS.ProcessEnv;
+    /** Every line `pulumi` printed, to check that no secret shows in output. */
+    readonly transcript: string[] = [];
+
+    private constructor(readonly dir: string, readonly bin: string) {
+        this.env = {
+            ...cleanEnv(),
+            PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
+            PULUMI_HOME: path.join(dir, "home"),
+            PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
+            PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
+            PULUMI_SKIP_UPDATE_CHECK: "true",
+            PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+            PULUMI_SKIP_CONFIRMATIONS: "true",
+            NO_COLOR: "1",
+        };
+    }
+
+    static async create(name: string): Promise<PulumiSandbox> {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-e2e-${name}-`));
+        for (const d of ["home", "state"]) fs.mkdirSync(path.join(dir, d));
+        const sandbox = new PulumiSandbox(dir, toolsBin());
+        await sandbox.pulumi(["plugin", "install", "resource", PACKAGE, VERSION, "--file", pluginTarball()], dir);
+        return sandbox;
+    }
+
+    /** The directory the plugin was installed to. */
+    get pluginDir(): string {
+        return path.join(this.dir, "home", "plugins", `resource-${PACKAGE}-v${VERSION}`);
+    }
+
+    /** A project directory with the given files. */
+    project(name: string, files: Record<string, string>): string {
+        const dir = path.join(this.dir, "projects", name);
+        fs.mkdirSync(dir, { recursive: true });
+        for (const [f, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, f), text);
+        return dir;
+    }
+
+    /** Runs `pulumi ARGS` in `cwd`; throws unless it exits 0. */
+    async pulumi(args: string[], cwd: string, input?: string): Promise<RunResult> {
+        const r = await this.tryPulumi(args, cwd, input);
+        if (r.code !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+        return r;
+    }
+
+    /** Runs `pulumi ARGS` in `cwd`, whatever its exit code. */
+    async tryPulumi(args: string[], cwd: string, input?: string): Promise<RunResult> {
+        const r = await run(path.join(this.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], { cwd, env: this.env, input });
+        this.transcript.push(`$ pulumi ${args.join(" ")}`, r.stdout, r.stderr);
+        return r;
+    }
+
+    /** Runs another command with this sandbox's environment (plus `env`). */
+    async exec(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs?: number): Promise<RunResult> {
+        const r = await run(cmd, args, { cwd, env: { ...this.env, ...env }, timeoutMs });
+        this.transcript.push(`$ ${cmd} ${args.join(" ")}`, r.stdout, r.stderr);
+        return r;
+    }
+
+    /** The stack's checkpoint as the file backend stores it (what `pulumi stack export` shows, raw). */
+    stateFiles(): { file: string; text: string }[] {
+        const out: { file: string; text: string }[] = [];
+        const walk = (d: string) => {
+            for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+                const p = path.join(d, e.name);
+                if (e.isDirectory()) walk(p);
+                else out.push({ file: p, text: fs.readFileSync(p, "latin1") });
+            }
+        };
+        walk(path.join(this.dir, "state"));
+        return out;
+    }
+
+    dispose(): void {
+        fs.rmSync(this.dir, { recursive: true, force: true });
+    }
+}
+
+/** Stack outputs as `pulumi stack output --json --show-secrets` prints them. */
+export async function stackOutputs(sb: PulumiSandbox, cwd: string): Promise<Record<string, unknown>> {
+    const r = await sb.pulumi(["stack", "output", "--json", "--show-secrets"], cwd);
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+/** Asserts that `secret` appears nowhere: not in anything printed, not in any state or backend file. */
+export function assertNeverInClear(sb: PulumiSandbox, secret: string, extra: string[] = []): void {
+    const places = [
+        ...sb.transcript.map((text, i) => ({ where: `output #${i}`, text })),
+        ...sb.stateFiles().map(({ file, text }) => ({ where: file, text })),
+        ...extra.map((text, i) => ({ where: `extra #${i}`, text })),
+    ];
+    const leaks = places.filter((p) => p.text.includes(secret)).map((p) => p.where);
+    if (leaks.length) throw new Error(`the secret appears unencrypted in: ${leaks.join(", ")}`);
+}
+
+/** Copies a directory tree (files only, following no links). */
+export function copyTree(from: string, to: string): void {
+    fs.cpSync(from, to, { recursive: true, dereference: false });
+}
+
+let nodeSdk: Promise<string> | undefined;
+/**
+ * sdk/nodejs compiled as its publisher would: a copy under build/e2e (so `@pulumi/pulumi` resolves to this
+ * repository's, the one the test process uses), `tsc -p` with the SDK's own tsconfig, package.json copied into
+ * bin/. Resolves to the package directory (bin/), once per test run.
+ */
+export function compiledNodeSdk(): Promise<string> {
+    nodeSdk ??= (async () => {
+        const stage = path.join(ROOT, "build", "e2e", "sdk-nodejs");
+        fs.rmSync(stage, { recursive: true, force: true });
+        copyTree(path.join(ROOT, "sdk", "nodejs"), stage);
+        await ok(run(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", stage], { cwd: stage, env: process.env }), "tsc -p sdk/nodejs");
+        fs.copyFileSync(path.join(stage, "package.json"), path.join(stage, "bin", "package.json"));
+        return path.join(stage, "bin");
+    })();
+    return nodeSdk;
+}
+
+let venv: Promise<string> | undefined;
+/**
+ * A Python virtualenv with `pulumi` from PyPI at this repository's @pulumi/pulumi version and sdk/python installed
+ * (from a copy, so sdk/ gets no build files); resolves to its python executable, once per test run.
+ */
+export function pythonWithSdk(): Promise<string> {
+    venv ??= (async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-e2e-venv-"));
+        const py = path.join(dir, "venv", "bin", "python");
+        const sdkCopy = path.join(dir, "sdk-python");
+        copyTree(path.join(ROOT, "sdk", "python"), sdkCopy);
+        const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" };
+        await ok(run("python3", ["-m", "venv", path.join(dir, "venv")], { cwd: dir, env }), "python3 -m venv");
+        await ok(run(py, ["-m", "pip", "install", "--quiet", `pulumi==${PULUMI_SDK_VERSION}`, sdkCopy], { cwd: dir, env, timeoutMs: 600_000 }),
+            "pip install pulumi and sdk/python");
+        process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+        return py;
+    })();
+    return venv;
+}
