@@ -36,13 +36,11 @@ const out = { name: "pulumi-resource-" + process.argv[1], version: p.version, de
   license: p.license, private: true, main: "lib/main.js", engines: { node: ">=20" } };
 process.stdout.write(JSON.stringify(out, null, 2) + "\n");' "$name" > "$stage/package.json"
 
-# The same node flags as the repository's own launcher (its shebang line), said once there.
-node_flags="$(sed -n '1s|^#!/usr/bin/env -S node *||p' bin/pulumi-resource-$name)"
-cat > "$stage/pulumi-resource-$name" <<EOF
+cat > "$stage/pulumi-resource-$name" <<'EOF'
 #!/bin/sh
 # pulumi-resource-cloud: the provider plugin. Needs node (20+) on PATH.
-dir=\$(dirname "\$0")
-exec node $node_flags "\$dir/lib/main.js" "\$@"
+dir=$(dirname "$0")
+exec node "$dir/lib/main.js" "$@"
 EOF
 chmod 755 "$stage/pulumi-resource-$name"
 
