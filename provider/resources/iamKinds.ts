@@ -102,6 +102,25 @@ function grantId(parent: Parent, parts: (string | undefined)[]): string {
     return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
 }
 
+const MEMBER_FORMS_DOC = "`user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, " +
+    "`principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`";
+
+/** What a Binding and a Member share: the parent, the role, and an optional condition (each replaces). */
+function grantProperties(kind: ParentKind, resource: string, conditionMeaning: string) {
+    const parent = parentProperties();
+    return {
+        condition: property(conditionType(resource), `An IAM condition: ${conditionMeaning}.`, {
+            replaceOnChanges: true,
+            check: (c) => conditionProblem(c, "the condition"),
+        }),
+        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
+        role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
+            required: true, replaceOnChanges: true, check: roleProblem,
+        }),
+        serviceName: parent.serviceName,
+    };
+}
+
 const POLICY_DELETE_NOTE =
     "Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on " +
     "it is removed, including ones made outside Pulumi.";
@@ -166,24 +185,13 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
 
 export function bindingResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamBinding`;
-    const parent = parentProperties();
     const inputs = {
-        condition: property(conditionType(name), "An IAM condition: the binding is for this role under this condition only.", {
-            replaceOnChanges: true,
-            check: (c) => conditionProblem(c, "the condition"),
+        ...grantProperties(kind, name, "the binding is for this role under this condition only"),
+        members: property(types.array(types.string), `The members granted the role: ${MEMBER_FORMS_DOC}.`, {
+            required: true,
+            check: (ms) => ms.length === 0 ? "give at least one member (delete the binding to grant the role to nobody)"
+                : ms.map(memberProblem).find((p) => p !== undefined),
         }),
-        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
-        members: property(types.array(types.string),
-            "The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, " +
-            "`principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.", {
-                required: true,
-                check: (ms) => ms.length === 0 ? "give at least one member (delete the binding to grant the role to nobody)"
-                    : ms.map(memberProblem).find((p) => p !== undefined),
-            }),
-        role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
-            required: true, replaceOnChanges: true, check: roleProblem,
-        }),
-        serviceName: parent.serviceName,
     } as Properties;
     type In = ParentInputs & { role: string; members: string[]; condition?: Condition };
     const write = async (i: In, ctx: ResourceContext) => {
@@ -248,22 +256,11 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
 
 export function memberResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamMember`;
-    const parent = parentProperties();
     const inputs = {
-        condition: property(conditionType(name), "An IAM condition: the member holds the role under this condition only.", {
-            replaceOnChanges: true,
-            check: (c) => conditionProblem(c, "the condition"),
+        ...grantProperties(kind, name, "the member holds the role under this condition only"),
+        member: property(types.string, `The member granted the role: ${MEMBER_FORMS_DOC}.`, {
+            required: true, replaceOnChanges: true, check: memberProblem,
         }),
-        ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
-        member: property(types.string,
-            "The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, " +
-            "`principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.", {
-                required: true, replaceOnChanges: true, check: memberProblem,
-            }),
-        role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
-            required: true, replaceOnChanges: true, check: roleProblem,
-        }),
-        serviceName: parent.serviceName,
     } as Properties;
     type In = ParentInputs & { role: string; member: string; condition?: Condition };
     const has = (p: Policy, x: In) => (p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
