@@ -148,8 +148,10 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
     return {
         source,
         async authorization() {
-            client ??= import("google-auth-library").then(make);
-            client.catch(() => (client = undefined)); // a failed setup is tried again on the next call
+            if (!client) {
+                client = import("google-auth-library").then(make);
+                client.catch(() => (client = undefined)); // a failed setup is tried again on the next call
+            }
             try {
                 const headers = await (await client).getRequestHeaders();
                 const value = headers.get("authorization");
