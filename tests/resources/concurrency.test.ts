@@ -1,4 +1,4 @@
-// Ten writers (Binding and Member resources) spread over three plugin processes, all creating at once on
+// Ten writers (Binding and Member resources) spread over five plugin processes, all creating at once on
 // one policy: every write succeeds and the final policy holds every grant (0 lost updates). Prints the
 // figures: writes, 409s seen, wall time.
 
@@ -9,15 +9,16 @@ import { Plugin } from "../support/plugin";
 
 const TOKEN = "ya29.concurrency-test-token";
 const SERVICE = "busy.endpoints.my-project.cloud.goog";
+const PROCESSES = 5;
 
 describe("concurrent writers on one policy", function () {
     this.timeout(120_000);
 
-    it("loses no update: 10 writers across 3 plugin processes", async () => {
+    it(`loses no update: 10 writers across ${PROCESSES} plugin processes`, async () => {
         const emu = await startEmulator({ accessTokens: [TOKEN] });
         emu.createService(SERVICE, "my-project");
         emu.setPolicy(`services/${SERVICE}`, { bindings: [{ role: "roles/viewer", members: ["user:already-here@example.com"] }] });
-        const plugins = await Promise.all([0, 1, 2].map(() => Plugin.start()));
+        const plugins = await Promise.all(Array.from({ length: PROCESSES }, () => Plugin.start()));
         try {
             for (const p of plugins) {
                 await p.configure(undefined, {
@@ -27,6 +28,8 @@ describe("concurrent writers on one policy", function () {
                 });
             }
             emu.resetRequests();
+            // Some latency, so that writers in different processes read the same etag and collide.
+            emu.setFaults({ latencyMs: 30 });
             const writers: { type: string; inputs: PropertyMap; grants: string[] }[] = Array.from({ length: 10 }, (_, i): { type: string; inputs: PropertyMap; grants: string[] } => i % 2 === 0
                 ? { type: "cloud:endpoints/serviceIamMember:ServiceIamMember",
                     inputs: { serviceName: SERVICE, role: "roles/servicemanagement.serviceConsumer", member: `user:member-${i}@example.com` },
@@ -35,7 +38,7 @@ describe("concurrent writers on one policy", function () {
                     inputs: { serviceName: SERVICE, role: `roles/custom.role${i}`, members: [`user:binding-${i}@example.com`, `group:g${i}@example.com`] },
                     grants: [`roles/custom.role${i} group:g${i}@example.com`, `roles/custom.role${i} user:binding-${i}@example.com`] });
             const started = Date.now();
-            const results = await Promise.allSettled(writers.map((w, i) => plugins[i % 3].create(w.type, w.inputs)));
+            const results = await Promise.allSettled(writers.map((w, i) => plugins[i % PROCESSES].create(w.type, w.inputs)));
             const wall = Date.now() - started;
             expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
 
@@ -49,7 +52,7 @@ describe("concurrent writers on one policy", function () {
             const conflicts = sets.filter((r) => r.status === 409).length;
             const written = sets.filter((r) => r.status === 200).length;
             expect(written).to.equal(10);
-            console.log(`      10 writers / 3 processes: ${written} writes, ${conflicts} 409s retried, ` +
+            console.log(`      10 writers / ${PROCESSES} processes: ${written} writes, ${conflicts} 409s retried, ` +
                 `${emu.requests.length} requests, ${lost.length} lost updates, ${wall} ms`);
         } finally {
             await Promise.all(plugins.map((p) => p.stop()));
