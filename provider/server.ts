@@ -19,7 +19,7 @@ import { credentialsFor } from "./iam/auth";
 import { IamError, redact } from "./iam/errors";
 import { IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
-import { makeSecret, PropertyMap, unwrap, Value } from "./properties";
+import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, Value } from "./properties";
 import { resources } from "./resources";
 import * as lifecycle from "./resources/lifecycle";
 import { ResourceDefinition } from "./resources/resource";
@@ -198,11 +198,20 @@ export class Provider {
         const args = (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}) as PropertyMap;
         const checked = checkProperties(fn.inputs, args);
         const res = new pb.InvokeResponse();
-        const failures = [...checked.failures, ...checked.unknowns.map((p) => ({
-            property: p,
-            reason: `\`${p}\` is not known yet (preview); the lookup runs once it is`,
-        }))];
-        if (failures.length) return res.setFailuresList(failuresOf(failures));
+        if (checked.failures.length) return res.setFailuresList(failuresOf(checked.failures));
+        if (checked.unknowns.length) {
+            // During a preview an argument may depend on a resource not created yet: the result is unknown
+            // too, and nothing is asked of the API. Outside a preview that is an error.
+            if (!req.getPreview()) {
+                return res.setFailuresList(failuresOf(checked.unknowns.map((p) => ({
+                    property: p,
+                    reason: `\`${p}\` is not known, and this is not a preview`,
+                }))));
+            }
+            const unknown: PropertyMap = {};
+            for (const k of Object.keys(fn.outputs)) unknown[k] = k in args && !checked.unknowns.includes(k) ? args[k] : UNKNOWN_VALUE;
+            return res.setReturn(toStruct(unknown));
+        }
         const result = (await fn.invoke(checked.values, this.context())) as Record<string, Value>;
         // Outputs computed from a secret argument stay secret.
         if (secret) for (const k of Object.keys(result)) result[k] = makeSecret(result[k]);

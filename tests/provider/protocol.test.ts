@@ -172,9 +172,12 @@ describe("provider protocol", function () {
         expect(err.details).to.contain(`unknown resource type "${type}"`).and.contain("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy");
     });
 
-    it("reports a lookup argument that is not known yet as a failure, sending nothing", async () => {
-        const res = await plugin.invoke(SERVICE_FN, { serviceName: UNKNOWN_VALUE });
-        expect(res.failures.map((f) => f.property)).to.deep.equal(["serviceName"]);
+    it("answers a preview lookup whose argument is not known yet with unknowns, sending nothing", async () => {
+        const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: UNKNOWN_VALUE }, true);
+        expect(res.failures).to.deep.equal([]);
+        expect(res.return).to.deep.include({ serviceName: SERVICE, consumerProject: UNKNOWN_VALUE, policyData: UNKNOWN_VALUE, etag: UNKNOWN_VALUE });
+        const outside = await plugin.invoke(SERVICE_FN, { serviceName: UNKNOWN_VALUE });
+        expect(outside.failures.map((f) => f.property)).to.deep.equal(["serviceName"]);
         expect(emu.requests).to.have.length(0);
     });
 

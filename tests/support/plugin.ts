@@ -72,8 +72,8 @@ export class Plugin {
         return this.call<pb.ConfigureResponse>("configure", req);
     }
 
-    async invoke(tok: string, args: PropertyMap): Promise<InvokeResult> {
-        const res = await this.call<pb.InvokeResponse>("invoke", new pb.InvokeRequest().setTok(tok).setArgs(Struct.fromJavaScript(args)));
+    async invoke(tok: string, args: PropertyMap, preview = false): Promise<InvokeResult> {
+        const res = await this.call<pb.InvokeResponse>("invoke", new pb.InvokeRequest().setTok(tok).setArgs(Struct.fromJavaScript(args)).setPreview(preview));
         return {
             return: res.getReturn()?.toJavaScript() as PropertyMap | undefined,
             failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
