@@ -259,7 +259,9 @@ export class EmulatorServer implements Emulator {
             body: Buffer.alloc(0),
         };
         if (!ctx.path.startsWith("/__emulator/")) {
-            ctx.record = { method: req.method ?? "", path: ctx.path, status: 0 };
+            ctx.record = { method: req.method ?? "", path: ctx.path, status: 0, userAgent: req.headers["user-agent"] ?? "" };
+            const userProject = req.headers["x-goog-user-project"];
+            if (typeof userProject === "string") ctx.record.userProject = userProject;
             this.requestCount++;
             this.requests.push(ctx.record);
             if (this.requests.length > MAX_RECORDS) this.requests.splice(0, MAX_RECORDS / 2);

@@ -32,6 +32,10 @@ export interface RequestRecord {
     path: string;
     /** HTTP status answered; 0 while pending or when the connection was reset on purpose. */
     status: number;
+    /** The User-Agent header. */
+    userAgent: string;
+    /** The X-Goog-User-Project header, when sent (the project billed for quota). */
+    userProject?: string;
 }
 
 export interface FaultSettings {

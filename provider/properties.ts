@@ -49,8 +49,3 @@ export function unwrap(v: Value): Unwrapped {
     const value = walk(v);
     return { value, ...found };
 }
-
-/** True if the value holds the unknown sentinel anywhere. */
-export function containsUnknown(v: Value): boolean {
-    return unwrap(v).unknown;
-}

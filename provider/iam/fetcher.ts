@@ -33,13 +33,6 @@ export interface FetcherOptions {
     log?: (message: string) => void;
 }
 
-/** Counters for diagnostics, tests and benchmarks. */
-export interface FetcherStats {
-    requests: number;
-    retries: number;
-    coalesced: number;
-}
-
 interface Answer {
     status: number;
     retryAfter?: string;
@@ -49,7 +42,6 @@ interface Answer {
 type Verb = "getIamPolicy" | "setIamPolicy";
 
 export class IamFetcher {
-    readonly stats: FetcherStats = { requests: 0, retries: 0, coalesced: 0 };
     private readonly base: URL;
     private readonly agent: http.Agent;
     private readonly reads = new Map<string, Promise<Policy>>();
@@ -83,10 +75,7 @@ export class IamFetcher {
         if (opts.fresh) return this.call(parent, "getIamPolicy", body);
         const key = parentName(parent);
         const pending = this.reads.get(key);
-        if (pending) {
-            this.stats.coalesced++;
-            return pending;
-        }
+        if (pending) return pending;
         const read = this.call(parent, "getIamPolicy", body)
             .finally(() => this.reads.delete(key));
         this.reads.set(key, read);
@@ -189,14 +178,12 @@ export class IamFetcher {
                     `(${attempt} attempts over ${seconds}s; raise cloud:requestTimeout to wait longer). Last answer: ${last}`,
                     answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED);
             }
-            this.stats.retries++;
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
             await sleep(wait, signal);
         }
     }
 
     private send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
-        this.stats.requests++;
         const headers: http.OutgoingHttpHeaders = {
             "Authorization": authorization,
             "Content-Type": "application/json",

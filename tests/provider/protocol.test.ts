@@ -78,6 +78,15 @@ describe("provider protocol", function () {
         await plugin.configure(undefined, stack.vars());
     });
 
+    it("bills quota to billingProject with userProjectOverride (X-Goog-User-Project), and not without it", async () => {
+        await stack.configure({ "cloud:config:billingProject": "billed-project", "cloud:config:userProjectOverride": "true" });
+        await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        await stack.configure({ "cloud:config:billingProject": "billed-project" });
+        await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        await stack.configure();
+        expect(emu.requests.map((r) => r.userProject)).to.deep.equal(["billed-project", undefined]);
+    });
+
     it("answers Cancel and Attach", async () => {
         await plugin.empty("cancel");
         await plugin.call("attach", new pluginPb.PluginAttach().setAddress(""));
@@ -107,6 +116,8 @@ describe("provider protocol", function () {
         ]);
         expect(r.auditConfigs).to.deep.equal([]);
         expect(emu.requests.map((q) => q.path)).to.deep.equal([`/v1/services/${SERVICE}:getIamPolicy`]);
+        expect(emu.requests[0].userAgent).to.equal("pulumi-resource-cloud/8.38.0");
+        expect(emu.requests[0].userProject).to.equal(undefined);
     });
 
     it("returns the consumer record, conditions included, and accepts the services/ prefix", async () => {
