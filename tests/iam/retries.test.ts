@@ -10,6 +10,7 @@ const TOKEN = "ya29.retries-test-token";
 const SERVICE = "faulty.endpoints.my-project.cloud.goog";
 
 describe("retries under injected faults", function () {
+    this.timeout(60_000);
     let stack: Stack;
     let emu: Emulator;
     let plugin: Plugin;
