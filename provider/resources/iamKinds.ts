@@ -5,7 +5,7 @@
 //   *IamMember  — one member of one role (+ condition), leaving every other grant alone.
 // All writes are read-modify-writes through modifyPolicy (one lock per policy, etag, retry on 409).
 
-import { property, Properties, types, Values } from "../define";
+import { property, Properties, types } from "../define";
 import { IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { modifyPolicy } from "../iam/modify";
@@ -70,6 +70,7 @@ async function readOrGone(iam: IamFetcher, parent: Parent): Promise<Policy | und
 }
 
 const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
+type Out = { etag: string };
 
 function conditionType(resource: string) {
     return types.object(`cloud:endpoints/${resource}Condition:${resource}Condition`,
@@ -150,7 +151,7 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         });
         return { etag: policy.etag ?? "" };
     };
-    return defineResource({
+    return defineResource<In, Out>({
         token: `cloud:endpoints/${kind === "service" ? "serviceIamPolicy" : "consumersIamPolicy"}:${name}`,
         description: `Authoritative for the whole IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
             `replaces it with \`policyData\`. ${POLICY_DELETE_NOTE} Import with the ID ` +
@@ -158,21 +159,21 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: false,
-        id: (i) => parentName(parentOf(kind, i as In)),
-        parseId: (id) => parseParent(kind, id) as Values<Properties>,
+        id: (i) => parentName(parentOf(kind, i)),
+        parseId: (id) => parseParent(kind, id) as In | string,
         canonical: (i) => {
-            const parsed = parsePolicyData((i as In).policyData);
-            return { ...parentInputs(kind, i as In), policyData: "problem" in parsed ? (i as In).policyData : policyData(parsed.policy) };
+            const parsed = parsePolicyData(i.policyData);
+            return { ...parentInputs(kind, i), policyData: "problem" in parsed ? i.policyData : policyData(parsed.policy) };
         },
-        create: (i, ctx) => write(i as In, ctx),
-        update: (_olds, news, ctx) => write(news as In, ctx),
+        create: (i, ctx) => write(i, ctx),
+        update: (_olds, news, ctx) => write(news, ctx),
         async read(i, ctx) {
-            const policy = await readOrGone(ctx.iam(), parentOf(kind, i as In));
+            const policy = await readOrGone(ctx.iam(), parentOf(kind, i));
             if (!policy) return undefined;
-            return { inputs: { ...parentInputs(kind, i as In), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
+            return { inputs: { ...parentInputs(kind, i), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
         },
         async delete(i, ctx) {
-            const parent = parentOf(kind, i as In);
+            const parent = parentOf(kind, i);
             if (!(await readOrGone(ctx.iam(), parent))) return;
             await modifyPolicy(ctx.iam(), parent, (current) =>
                 (current.bindings ?? []).length || (current.auditConfigs ?? []).length ? { bindings: [], auditConfigs: [] } : undefined, {
@@ -207,7 +208,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         });
         return { etag: policy.etag ?? "" };
     };
-    return defineResource({
+    return defineResource<In, Out>({
         token: `cloud:endpoints/${kind === "service" ? "serviceIamBinding" : "consumersIamBinding"}:${name}`,
         description: `Authoritative for one role (and condition) in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
             "its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. " +
@@ -215,7 +216,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,
-        id: (i) => grantId(parentOf(kind, i as In), [(i as In).role, (i as In).condition?.title]),
+        id: (i) => grantId(parentOf(kind, i), [i.role, i.condition?.title]),
         parseId: (id) => {
             const [p, role, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -224,15 +225,15 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             return { ...parentIn, role, members: [], ...(title.length ? { condition: { expression: "", title: title.join(" ") } } : {}) };
         },
         canonical: (i) => ({
-            ...parentInputs(kind, i as In),
-            role: (i as In).role,
-            members: [...new Set((i as In).members)].sort(),
-            condition: canonicalCondition((i as In).condition),
+            ...parentInputs(kind, i),
+            role: i.role,
+            members: [...new Set(i.members)].sort(),
+            condition: canonicalCondition(i.condition),
         }),
-        create: (i, ctx) => write(i as In, ctx),
-        update: (_olds, news, ctx) => write(news as In, ctx),
+        create: (i, ctx) => write(i, ctx),
+        update: (_olds, news, ctx) => write(news, ctx),
         async read(i, ctx) {
-            const x = i as In;
+            const x = i;
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, x.role, x.condition));
             if (!policy || found.length === 0) return undefined;
@@ -243,7 +244,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             };
         },
         async delete(i, ctx) {
-            const x = i as In;
+            const x = i;
             const parent = parentOf(kind, x);
             if (!(await readOrGone(ctx.iam(), parent))) return;
             await modifyPolicy(ctx.iam(), parent, (current) => {
@@ -272,7 +273,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         }, { updateMask: "bindings,etag", confirm: (p) => has(p, x) });
         return { etag: policy.etag ?? "" };
     };
-    return defineResource({
+    return defineResource<In, Out>({
         token: `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`,
         description: `Grants one role to one member in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}, ` +
             "leaving every other grant alone (non-authoritative). Deleting it removes only that member. " +
@@ -280,7 +281,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,
-        id: (i) => grantId(parentOf(kind, i as In), [(i as In).role, (i as In).member, (i as In).condition?.title]),
+        id: (i) => grantId(parentOf(kind, i), [i.role, i.member, i.condition?.title]),
         parseId: (id) => {
             const [p, role, member, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -289,15 +290,15 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             return { ...parentIn, role, member, ...(title.length ? { condition: { expression: "", title: title.join(" ") } } : {}) };
         },
         canonical: (i) => ({
-            ...parentInputs(kind, i as In),
-            role: (i as In).role,
-            member: (i as In).member,
-            condition: canonicalCondition((i as In).condition),
+            ...parentInputs(kind, i),
+            role: i.role,
+            member: i.member,
+            condition: canonicalCondition(i.condition),
         }),
-        create: (i, ctx) => write(i as In, ctx),
-        update: (_olds, news, ctx) => write(news as In, ctx),
+        create: (i, ctx) => write(i, ctx),
+        update: (_olds, news, ctx) => write(news, ctx),
         async read(i, ctx) {
-            const x = i as In;
+            const x = i;
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).find((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
             if (!policy || !found) return undefined;
@@ -308,7 +309,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             };
         },
         async delete(i, ctx) {
-            const x = i as In;
+            const x = i;
             const parent = parentOf(kind, x);
             if (!(await readOrGone(ctx.iam(), parent))) return;
             await modifyPolicy(ctx.iam(), parent, (current) => {

@@ -3,7 +3,6 @@
 // only its own behaviour (resource.ts).
 
 import { checkProperties, Failure, InputError } from "../check";
-import { Properties, Values } from "../define";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap } from "../properties";
 import { ResourceContext, ResourceDefinition } from "./resource";
 
@@ -28,12 +27,12 @@ function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyM
 }
 
 /** The declared inputs, checked again: an operation never acts on inputs that would fail Check. */
-function validInputs(def: ResourceDefinition, values: PropertyMap): Values<Properties> {
+function validInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
     const inputs = declaredInputs(def, values);
     const { failures, unknowns } = checkProperties(def.inputs, inputs);
     const all = [...failures, ...unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
     if (all.length) throw new InputError(all);
-    return inputs as Values<Properties>;
+    return inputs;
 }
 
 /** The state the engine keeps: inputs and outputs, with secret inputs (and all outputs of them) secret. */
@@ -58,7 +57,7 @@ export interface DiffResult {
 /** The canonical form of inputs; values that never passed Check (a malformed request) compare as given. */
 function canonical(def: ResourceDefinition, inputs: PropertyMap): Record<string, unknown> {
     try {
-        return def.canonical(inputs as Values<Properties>);
+        return def.canonical(inputs);
     } catch {
         return inputs;
     }
@@ -98,7 +97,7 @@ export async function create(def: ResourceDefinition, news: PropertyMap, preview
     }
     const inputs = validInputs(def, values);
     const outputs = await def.create(inputs, ctx);
-    return { id: def.id(inputs), properties: state(inputs as PropertyMap, outputs, secrets) };
+    return { id: def.id(inputs), properties: state(inputs, outputs, secrets) };
 }
 
 export async function update(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap, preview: boolean, ctx: ResourceContext):
@@ -107,7 +106,7 @@ export async function update(def: ResourceDefinition, olds: PropertyMap, news: P
     const { values, secrets } = plain(news);
     const inputs = validInputs(def, values);
     const outputs = await def.update(validInputs(def, plain(olds).values), inputs, ctx);
-    return state(inputs as PropertyMap, outputs, secrets);
+    return state(inputs, outputs, secrets);
 }
 
 /**
@@ -117,13 +116,13 @@ export async function update(def: ResourceDefinition, olds: PropertyMap, news: P
 export async function read(def: ResourceDefinition, id: string, properties: PropertyMap, inputs: PropertyMap, ctx: ResourceContext):
     Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap } | undefined | Failure> {
     const known = plain(Object.keys(inputs).length ? inputs : properties);
-    let wanted: Values<Properties>;
+    let wanted: PropertyMap;
     if (Object.keys(declaredInputs(def, known.values)).length) {
         wanted = validInputs(def, known.values); // refresh: the inputs in state
     } else {
         const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
         if (typeof parsed === "string") return { property: "id", reason: parsed };
-        wanted = parsed;
+        wanted = parsed as PropertyMap;
     }
     const found = await def.read(wanted, ctx);
     if (!found) return undefined;
