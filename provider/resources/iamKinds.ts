@@ -59,15 +59,21 @@ function parentInputs(kind: ParentKind, inputs: ParentInputs): ParentInputs {
     return p.kind === "service" ? { serviceName: p.serviceName } : { consumerProject: p.consumerProject, serviceName: p.serviceName };
 }
 
-/** A read of a parent that no longer exists is "gone", not an error (refresh removes the resource). */
-async function readOrGone(iam: IamFetcher, parent: Parent): Promise<Policy | undefined> {
+/**
+ * A parent that no longer exists means the resource is gone, not an error: a refresh drops it, a delete has
+ * nothing left to do (the read-modify-write's own read finds that out; no extra request).
+ */
+async function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
     try {
-        return await iam.getIamPolicy(parent, { fresh: true });
+        return await work;
     } catch (e) {
         if (e instanceof IamError && e.httpStatus === 404) return undefined;
         throw e;
     }
 }
+
+/** The current policy of a parent for a refresh, or undefined when the parent is gone. */
+const readOrGone = (iam: IamFetcher, parent: Parent) => unlessGone(iam.getIamPolicy(parent, { fresh: true }));
 
 const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
 type Out = { etag: string };
@@ -165,21 +171,20 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
             const parsed = parsePolicyData(i.policyData);
             return { ...parentInputs(kind, i), policyData: "problem" in parsed ? i.policyData : policyData(parsed.policy) };
         },
-        create: (i, ctx) => write(i, ctx),
+        create: write,
         update: (_olds, news, ctx) => write(news, ctx),
-        async read(i, ctx) {
-            const policy = await readOrGone(ctx.iam(), parentOf(kind, i));
+        async read(x, ctx) {
+            const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             if (!policy) return undefined;
-            return { inputs: { ...parentInputs(kind, i), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
+            return { inputs: { ...parentInputs(kind, x), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
         },
-        async delete(i, ctx) {
-            const parent = parentOf(kind, i);
-            if (!(await readOrGone(ctx.iam(), parent))) return;
-            await modifyPolicy(ctx.iam(), parent, (current) =>
+        async delete(x, ctx) {
+            const parent = parentOf(kind, x);
+            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) =>
                 (current.bindings ?? []).length || (current.auditConfigs ?? []).length ? { bindings: [], auditConfigs: [] } : undefined, {
                 updateMask: "bindings,etag,auditConfigs",
                 confirm: (p) => policyData(p) === "{}",
-            });
+            }));
         },
     });
 }
@@ -230,10 +235,9 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             members: [...new Set(i.members)].sort(),
             condition: canonicalCondition(i.condition),
         }),
-        create: (i, ctx) => write(i, ctx),
+        create: write,
         update: (_olds, news, ctx) => write(news, ctx),
-        async read(i, ctx) {
-            const x = i;
+        async read(x, ctx) {
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, x.role, x.condition));
             if (!policy || found.length === 0) return undefined;
@@ -243,14 +247,12 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
                 outputs: { etag: policy.etag ?? "" },
             };
         },
-        async delete(i, ctx) {
-            const x = i;
+        async delete(x, ctx) {
             const parent = parentOf(kind, x);
-            if (!(await readOrGone(ctx.iam(), parent))) return;
-            await modifyPolicy(ctx.iam(), parent, (current) => {
+            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
                 const rest = withoutGrant(current.bindings, x.role, x.condition);
                 return rest.length === (current.bindings ?? []).length ? undefined : { ...current, bindings: rest };
-            }, { updateMask: "bindings,etag", confirm: (p) => !(p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition)) });
+            }, { updateMask: "bindings,etag", confirm: (p) => !(p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition)) }));
         },
     });
 }
@@ -295,10 +297,9 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             member: i.member,
             condition: canonicalCondition(i.condition),
         }),
-        create: (i, ctx) => write(i, ctx),
+        create: write,
         update: (_olds, news, ctx) => write(news, ctx),
-        async read(i, ctx) {
-            const x = i;
+        async read(x, ctx) {
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).find((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
             if (!policy || !found) return undefined;
@@ -308,17 +309,15 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
                 outputs: { etag: policy.etag ?? "" },
             };
         },
-        async delete(i, ctx) {
-            const x = i;
+        async delete(x, ctx) {
             const parent = parentOf(kind, x);
-            if (!(await readOrGone(ctx.iam(), parent))) return;
-            await modifyPolicy(ctx.iam(), parent, (current) => {
+            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
                 if (!has(current, x)) return undefined;
                 const bindings = (current.bindings ?? [])
                     .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => m !== x.member) } : b))
                     .filter((b) => b.members.length > 0);
                 return { ...current, bindings };
-            }, { updateMask: "bindings,etag", confirm: (p) => !has(p, x) });
+            }, { updateMask: "bindings,etag", confirm: (p) => !has(p, x) }));
         },
     });
 }

@@ -242,5 +242,9 @@ describe("policy resources", function () {
         expect(read.id).to.equal("");
         const err = await rpcError(plugin.create(type, inputs));
         expect(err.details).to.contain('"gone.endpoints.p.cloud.goog"').and.contain("not found");
+        // Deleting it has nothing left to do: one read finds the parent gone, and that is success.
+        emu.resetRequests();
+        await plugin.delete(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs);
+        expect(emu.requests.map((r) => r.status)).to.deep.equal([404]);
     });
 });
