@@ -14,12 +14,20 @@ export const DEFAULT_SCOPES = [
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
-/** True for hosts a bearer token may be sent to over plain http (this machine only). */
-export function isLoopbackHost(hostname: string): boolean {
-    return LOOPBACK.test(hostname);
+/**
+ * The one rule for every URL a credential is sent to (API endpoints, a key's token_uri): https, or plain
+ * http to this machine only. Returns what is wrong, or undefined.
+ */
+export function credentialTransportProblem(url: URL): string | undefined {
+    if (url.protocol === "https:") return undefined;
+    if (url.protocol === "http:" && LOOPBACK.test(url.hostname)) return undefined;
+    if (url.protocol === "http:") {
+        return `plain http:// is allowed only for a loopback host (127.0.0.1, ::1, localhost), because credentials ` +
+            `are sent with every request; use https:// for ${url.host}`;
+    }
+    return `the URL must use https:// (or http:// to a loopback host), not ${url.protocol}`;
 }
 
-/** An http(s) URL rule; plain http only to loopback, because a bearer token rides on every request. */
 function checkEndpoint(value: string): string | undefined {
     let url: URL;
     try {
@@ -27,13 +35,7 @@ function checkEndpoint(value: string): string | undefined {
     } catch {
         return `${JSON.stringify(value)} is not an absolute URL (e.g. https://servicemanagement.googleapis.com/v1/)`;
     }
-    if (url.protocol === "https:") return undefined;
-    if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
-    if (url.protocol === "http:") {
-        return `plain http:// is allowed only for a loopback host (127.0.0.1, ::1, localhost), because a bearer ` +
-            `token is sent with every request; use https:// for ${url.host}`;
-    }
-    return `the URL must use https:// (or http:// to a loopback host), not ${url.protocol}`;
+    return credentialTransportProblem(url);
 }
 
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;

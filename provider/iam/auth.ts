@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { AuthClient } from "google-auth-library";
-import { isLoopbackHost, ResolvedConfig } from "../config";
+import { credentialTransportProblem, ResolvedConfig } from "../config";
 import { redact } from "./errors";
 
 /** The token URL google-auth-library signs JWTs for and posts them to. */
@@ -36,10 +36,8 @@ interface CredentialsJson {
 }
 
 function checkTokenUri(uri: string): void {
-    const url = new URL(uri);
-    if (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname))) return;
-    throw new Error(`the credentials' token_uri ${url.origin} is refused: a signed assertion may only be sent ` +
-        "over https://, or http:// to a loopback host");
+    const problem = credentialTransportProblem(new URL(uri));
+    if (problem) throw new Error(`the credentials' token_uri is refused: ${problem}`);
 }
 
 /** Reads credentials given as JSON contents or as a path to a JSON file. */

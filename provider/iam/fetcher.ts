@@ -6,7 +6,7 @@
 import { setMaxListeners } from "events";
 import * as http from "http";
 import * as https from "https";
-import { isLoopbackHost } from "../config";
+import { credentialTransportProblem } from "../config";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import { Credentials, CredentialsError } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
@@ -53,10 +53,8 @@ export class IamFetcher {
 
     constructor(private readonly options: FetcherOptions) {
         this.base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
-        if (this.base.protocol === "http:" && !isLoopbackHost(this.base.hostname)) {
-            throw new IamError(`refusing to send a bearer token over plain http:// to ${this.base.host}: use https://, ` +
-                "or http:// to a loopback host", undefined, Code.INVALID_ARGUMENT);
-        }
+        const problem = credentialTransportProblem(this.base);
+        if (problem) throw new IamError(`refusing to send a bearer token to ${this.base.host}: ${problem}`, undefined, Code.INVALID_ARGUMENT);
         const agentOptions = { keepAlive: true, maxSockets: 64 };
         this.agent = this.base.protocol === "https:" ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     }
