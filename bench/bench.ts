@@ -9,14 +9,13 @@ import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
 import * as path from "path";
-import * as readline from "readline";
 import minimist from "minimist";
 import { execFileSync } from "child_process";
+import { spawnEmulator } from "../emulator";
 import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
 
 const ROOT = path.join(__dirname, "..", "..");
 const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
-const EMULATOR = path.join(ROOT, "bin", "cloud-emulator");
 const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
@@ -92,8 +91,7 @@ interface Emu {
 }
 
 async function startEmulator(): Promise<Emu> {
-    const child = spawn(EMULATOR, ["--access-token", TOKEN], { stdio: ["ignore", "pipe", "ignore"] });
-    const url = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once("line", resolve));
+    const { url, child } = await spawnEmulator(["--access-token", TOKEN]);
     const origin = new URL(url).origin;
     const admin = async (pathname: string, body?: object) => {
         const res = await fetch(`${origin}${pathname}`, body ? { method: "POST", body: JSON.stringify(body) } : {});

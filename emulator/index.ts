@@ -1,5 +1,8 @@
 // Entry point for in-process use: `const emu = await startEmulator({ accessTokens: ["t"] })`.
 
+import { ChildProcess, spawn } from "child_process";
+import * as path from "path";
+import * as readline from "readline";
 import { writeFileAtomic } from "./state";
 import { EmulatorServer } from "./server";
 import type { Emulator, EmulatorOptions } from "./types";
@@ -23,4 +26,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         }
     }
     return emulator;
+}
+
+/**
+ * Runs the emulator's CLI (`bin/cloud-emulator ARGS`) as a process of its own, so it does not share an event
+ * loop with the caller; resolves with the base URL it prints on stdout line 1.
+ */
+export function spawnEmulator(args: string[], stderr: "inherit" | "ignore" = "ignore"): Promise<{ url: string; child: ChildProcess }> {
+    const bin = path.join(__dirname, "..", "..", "bin", "cloud-emulator");
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", stderr] });
+    return new Promise((resolve, reject) => {
+        readline.createInterface({ input: child.stdout! }).once("line", (url) => resolve({ url, child }));
+        child.once("exit", (code) => reject(new Error(`the emulator exited with ${code} before printing its URL`)));
+    });
 }

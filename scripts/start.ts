@@ -4,30 +4,19 @@
 //   npm start                                     # embedded emulator, sample data
 //   npm start -- --real --service S --consumer P  # a real endpoint with Application Default Credentials
 
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess } from "child_process";
 import * as crypto from "crypto";
-import * as path from "path";
-import * as readline from "readline";
 import minimist from "minimist";
+import { spawnEmulator } from "../emulator";
 import { PropertyMap, Value } from "../provider/properties";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../tests/support/plugin";
 
-const EMULATOR = path.join(__dirname, "..", "..", "bin", "cloud-emulator");
 
 const SAMPLE = {
     service: "bookstore.endpoints.example-project.cloud.goog",
     other: "inventory.endpoints.example-project.cloud.goog",
     consumer: "consumer-project-1",
 };
-
-async function startEmulator(token: string): Promise<{ url: string; child: ChildProcess }> {
-    const child = spawn(EMULATOR, ["--access-token", token], { stdio: ["ignore", "pipe", "inherit"] });
-    const url = await new Promise<string>((resolve, reject) => {
-        readline.createInterface({ input: child.stdout! }).once("line", resolve);
-        child.once("exit", (code) => reject(new Error(`the emulator exited with ${code}`)));
-    });
-    return { url, child };
-}
 
 /** Seeds through the emulator's own API, as a user of the real service would. */
 async function seed(url: string, token: string): Promise<void> {
@@ -99,7 +88,7 @@ async function main(): Promise<number> {
         process.stdout.write(`Using ${args.endpoint ?? "the real Service Management API"} with Application Default Credentials.\n`);
     } else {
         const token = `ya29.demo-${crypto.randomBytes(12).toString("hex")}`;
-        const started = await startEmulator(token);
+        const started = await spawnEmulator(["--access-token", token], "inherit");
         emulator = started.child;
         await seed(started.url, token);
         process.stdout.write(`Emulator at ${started.url} with sample data (two services, a consumer, a conditional binding).\n`);
