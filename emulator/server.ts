@@ -14,6 +14,7 @@ import type {
     RequestRecord, ServiceAccountKey,
 } from "./types";
 
+import { FAULT_KINDS } from "./types";
 const JSON_TYPE = "application/json; charset=UTF-8";
 const MAX_BODY = 1 << 20;
 /** Past this much discarded body the socket is dropped rather than drained. */
@@ -108,7 +109,7 @@ export class EmulatorServer implements Emulator {
     private readonly store: Store;
     private tokens!: TokenAuthority;
     private faultRate = 0;
-    private faultKinds: FaultKind[] = ["429", "503", "reset"];
+    private faultKinds: FaultKind[] = [...FAULT_KINDS];
     private latencyMs = 0;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
@@ -176,7 +177,7 @@ export class EmulatorServer implements Emulator {
             throw new RangeError(`minimum latency must be a non-negative number of ms, got ${minLatencyMs}`);
         }
         const kinds = faults.kinds ?? this.faultKinds;
-        if (kinds.length === 0 || !kinds.every((k) => ["429", "503", "reset"].includes(k))) {
+        if (kinds.length === 0 || !kinds.every((k) => FAULT_KINDS.includes(k))) {
             throw new RangeError(`fault kinds must be some of 429, 503, reset, got ${JSON.stringify(kinds)}`);
         }
         this.faultKinds = [...kinds];

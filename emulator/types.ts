@@ -48,7 +48,8 @@ export interface FaultSettings {
     kinds?: FaultKind[];
 }
 
-export type FaultKind = "429" | "503" | "reset";
+export const FAULT_KINDS = ["429", "503", "reset"] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface ManagedService {
     serviceName: string;
