@@ -13,8 +13,8 @@ import type {
     AuthorizedUserFile, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
     RequestRecord, ServiceAccountKey,
 } from "./types";
-
 import { FAULT_KINDS } from "./types";
+
 const JSON_TYPE = "application/json; charset=UTF-8";
 const MAX_BODY = 1 << 20;
 /** Past this much discarded body the socket is dropped rather than drained. */
