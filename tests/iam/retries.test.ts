@@ -3,41 +3,32 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { Emulator } from "../../emulator";
-import { CONSUMERS_FN, Plugin, rpcError, SERVICE_FN, Stack, startStack } from "../support/plugin";
+import { CONSUMERS_FN, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.retries-test-token";
 const SERVICE = "faulty.endpoints.my-project.cloud.goog";
 
 describe("retries under injected faults", function () {
     this.timeout(60_000);
-    let stack: Stack;
-    let emu: Emulator;
-    let plugin: Plugin;
-
-    before(async () => {
-        stack = await startStack(TOKEN, [SERVICE]);
-        ({ emu, plugin } = stack);
-    });
-    after(() => stack.stop());
+    const stack = useStack(TOKEN, [SERVICE]);
 
     const configure = (timeout: string) => stack.configure({ "cloud:config:requestTimeout": timeout });
 
     it("completes 1,000 distinct lookups with 20% of requests failing (429/503/reset) and random latency", async () => {
         const timeout = 60;
         await configure(`${timeout}s`);
-        emu.resetRequests();
-        emu.setFaults({ rate: 0.2, latencyMs: 30 });
+        stack.emu.resetRequests();
+        stack.emu.setFaults({ rate: 0.2, latencyMs: 30 });
         const started = Date.now();
         try {
             const results = await Promise.all(Array.from({ length: 1000 }, (_, i) =>
-                plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: `consumer-${String(i).padStart(4, "0")}` })));
+                stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: `consumer-${String(i).padStart(4, "0")}` })));
             expect(results.filter((r) => r.failures.length === 0 && r.return?.policyData === "{}")).to.have.length(1000);
         } finally {
-            emu.setFaults({ rate: 0, latencyMs: 0 });
+            stack.emu.setFaults({ rate: 0, latencyMs: 0 });
         }
         const wall = Date.now() - started;
-        const api = emu.requests.filter((r) => r.path.startsWith("/v1/services/"));
+        const api = stack.emu.requests.filter((r) => r.path.startsWith("/v1/services/"));
         const faults = api.filter((r) => r.status !== 200);
         const kinds = (s: number) => faults.filter((r) => r.status === s).length;
         expect(api.length - faults.length).to.equal(1000);
@@ -49,9 +40,9 @@ describe("retries under injected faults", function () {
 
     it("gives up with a clear error after the request timeout when every answer is 503", async () => {
         await configure("2s");
-        emu.setFaults({ rate: 1, kinds: ["503"] });
+        stack.emu.setFaults({ rate: 1, kinds: ["503"] });
         const started = Date.now();
-        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE })).finally(() => emu.setFaults({ rate: 0, kinds: ["429", "503", "reset"] }));
+        const error = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE })).finally(() => stack.emu.setFaults({ rate: 0, kinds: ["429", "503", "reset"] }));
         const elapsed = Date.now() - started;
         expect(error.details).to.match(/did not succeed within the request timeout \(\d+ attempts over [\d.]+s; raise cloud:requestTimeout/)
             .and.contain("HTTP 503 UNAVAILABLE");
@@ -61,9 +52,9 @@ describe("retries under injected faults", function () {
 
     it("does not retry a 404", async () => {
         await configure("20s");
-        emu.resetRequests();
-        const error = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" }));
+        stack.emu.resetRequests();
+        const error = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" }));
         expect(error.code).to.equal(grpc.status.NOT_FOUND);
-        expect(emu.requests).to.have.length(1);
+        expect(stack.emu.requests).to.have.length(1);
     });
 });

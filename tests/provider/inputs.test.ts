@@ -2,9 +2,8 @@
 // reaches the API (the emulator records every request it receives).
 
 import { expect } from "chai";
-import { Emulator } from "../../emulator";
 import { PropertyMap, Value } from "../../provider/properties";
-import { CONSUMERS_FN, Plugin, SERVICE_FN, Stack, startStack } from "../support/plugin";
+import { CONSUMERS_FN, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.inputs-test-token";
 const SERVICE = "myapi.endpoints.my-project.cloud.goog";
@@ -64,18 +63,10 @@ const badProjects: [string, Value][] = [
 ];
 
 describe("lookup argument checking", function () {
-    let stack: Stack;
-    let emu: Emulator;
-    let plugin: Plugin;
-
-    before(async () => {
-        stack = await startStack(TOKEN, [SERVICE]);
-        ({ emu, plugin } = stack);
-    });
-    after(() => stack.stop());
+    const stack = useStack(TOKEN, [SERVICE]);
 
     async function expectFailure(tok: string, args: PropertyMap, property: string, rule: RegExp): Promise<void> {
-        const res = await plugin.invoke(tok, args);
+        const res = await stack.plugin.invoke(tok, args);
         expect(res.return, "no result for bad input").to.equal(undefined);
         const f = res.failures.find((x) => x.property === property);
         expect(f, `a failure for ${property} in ${JSON.stringify(res.failures)}`).not.to.equal(undefined);
@@ -99,16 +90,16 @@ describe("lookup argument checking", function () {
         expectFailure(SERVICE_FN, { serviceName: SERVICE, project: "x" }, "project", /not a known property.*`serviceName`/));
 
     it("sent no request for any of them", () => {
-        expect(emu.requests).to.deep.equal([]);
+        expect(stack.emu.requests).to.deep.equal([]);
     });
 
     it("accepts the valid forms", async () => {
         for (const serviceName of [SERVICE, `services/${SERVICE}`]) {
-            const res = await plugin.invoke(SERVICE_FN, { serviceName });
+            const res = await stack.plugin.invoke(SERVICE_FN, { serviceName });
             expect(res.failures).to.deep.equal([]);
         }
         for (const consumerProject of ["my-project", "example.com:my-project", "a23456", `a${"b".repeat(28)}c`]) {
-            const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject });
+            const res = await stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject });
             expect(res.failures, consumerProject).to.deep.equal([]);
         }
     });

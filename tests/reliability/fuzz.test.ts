@@ -12,7 +12,7 @@ import { configProperties } from "../../provider/config";
 import { functions } from "../../provider/functions";
 import { makeSecret, UNKNOWN_VALUE, Value } from "../../provider/properties";
 import { resources } from "../../provider/resources";
-import { Plugin, Stack, startStack } from "../support/plugin";
+import { useStack } from "../support/plugin";
 
 const TOKEN = "ya29.fuzz-token-0a1b2c";
 const SERVICE = "fuzz.endpoints.my-project.cloud.goog";
@@ -61,14 +61,7 @@ const request: fc.Arbitrary<Request> = fc.oneof(
 
 describe("fuzzing the protocol", function () {
     this.timeout(300_000);
-    let stack: Stack;
-    let plugin: Plugin;
-
-    before(async () => {
-        stack = await startStack(TOKEN, [SERVICE]);
-        ({ plugin } = stack);
-    });
-    after(() => stack.stop());
+    const stack = useStack(TOKEN, [SERVICE]);
 
     it(`answers ${COUNT} random requests well formed, never crashing`, async () => {
         const requests = fc.sample(request, { numRuns: COUNT, seed: 20261121 });
@@ -85,7 +78,7 @@ describe("fuzzing the protocol", function () {
                         Struct.fromJavaScript({ v: stack.emu.url }).getFieldsMap().get("v")!);
                 }
                 try {
-                    const res = await plugin.call<object>(r.method, r.req);
+                    const res = await stack.plugin.call<object>(r.method, r.req);
                     if (!res) bad.push(`${r.method}: empty response`);
                     codes.set("OK", (codes.get("OK") ?? 0) + 1);
                 } catch (e) {
@@ -99,11 +92,11 @@ describe("fuzzing the protocol", function () {
             }
         }));
         expect(bad.slice(0, 10), `${bad.length} malformed answers`).to.deep.equal([]);
-        expect(plugin.child.exitCode, "the plugin is still running").to.equal(null);
-        expect(plugin.stderr).not.to.contain("unexpected");
+        expect(stack.plugin.child.exitCode, "the plugin is still running").to.equal(null);
+        expect(stack.plugin.stderr).not.to.contain("unexpected");
         // Still serving normally afterwards.
         await stack.configure();
-        const res = await plugin.invoke(functions[0].token, { serviceName: SERVICE });
+        const res = await stack.plugin.invoke(functions[0].token, { serviceName: SERVICE });
         expect(res.failures).to.deep.equal([]);
         console.log(`      ${COUNT} fuzzed requests in ${Date.now() - started} ms: ${[...codes].map(([k, n]) => `${k} ${n}`).join(", ")}; 0 crashes`);
     });

@@ -3,12 +3,11 @@
 // and the emulator (which records every request it receives) must see no API request at all.
 
 import { expect } from "chai";
-import { Emulator } from "../../emulator";
 import { configProperties } from "../../provider/config";
 import { functions } from "../../provider/functions";
 import { makeSecret, PropertyMap, Value } from "../../provider/properties";
 import { resources } from "../../provider/resources";
-import { Plugin, rpcError, Stack, startStack } from "../support/plugin";
+import { rpcError, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.hostile-input-token";
 const SERVICE = "hostile.endpoints.my-project.cloud.goog";
@@ -60,16 +59,8 @@ interface Target {
 
 describe("hostile input", function () {
     this.timeout(120_000);
-    let stack: Stack;
-    let emu: Emulator;
-    let plugin: Plugin;
-
-    before(async () => {
-        stack = await startStack(TOKEN, [SERVICE]);
-        ({ emu, plugin } = stack);
-        emu.resetRequests();
-    });
-    after(() => stack.stop());
+    const stack = useStack(TOKEN, [SERVICE]);
+    before(() => stack.emu.resetRequests());
 
     const withValue = (base: PropertyMap, key: string, value: Value | undefined): PropertyMap => {
         const out = { ...base };
@@ -91,7 +82,7 @@ describe("hostile input", function () {
             for (const [key, p] of Object.entries(f.inputs)) {
                 out.push({
                     what: f.token, key, required: p.required,
-                    run: async (v) => plugin.invoke(f.token, withValue(base, key, v)).catch(async (e) => ({ error: String((e as { details?: string }).details) })),
+                    run: async (v) => stack.plugin.invoke(f.token, withValue(base, key, v)).catch(async (e) => ({ error: String((e as { details?: string }).details) })),
                 });
             }
         }
@@ -99,11 +90,11 @@ describe("hostile input", function () {
             const base: PropertyMap = {};
             for (const [k, p] of Object.entries(r.inputs)) if (p.required) base[k] = validArgs[k];
             for (const [key, p] of Object.entries(r.inputs)) {
-                out.push({ what: r.token, key, required: p.required, run: (v) => plugin.check(r.token, withValue(base, key, v)) });
+                out.push({ what: r.token, key, required: p.required, run: (v) => stack.plugin.check(r.token, withValue(base, key, v)) });
             }
         }
         for (const key of Object.keys(configProperties)) {
-            out.push({ what: "provider config", key, required: false, run: (v) => plugin.checkConfig(withValue({}, key, v)) });
+            out.push({ what: "provider config", key, required: false, run: (v) => stack.plugin.checkConfig(withValue({}, key, v)) });
         }
         return out;
     }
@@ -134,19 +125,19 @@ describe("hostile input", function () {
             }
         }
         expect(accepted, "bad values that were accepted").to.deep.equal([]);
-        expect(emu.requests, "requests sent to the API").to.deep.equal([]);
+        expect(stack.emu.requests, "requests sent to the API").to.deep.equal([]);
         expect(cases).to.be.greaterThan(40 * 20);
-        console.log(`      ${cases} hostile cases over ${targets().length} inputs and config keys: ${refused} refused, ${emu.requests.length} requests sent`);
+        console.log(`      ${cases} hostile cases over ${targets().length} inputs and config keys: ${refused} refused, ${stack.emu.requests.length} requests sent`);
     });
 
     it("reports credentials that name no readable file clearly, before any request", async () => {
         for (const bad of ["/", "../../etc/shadow-does-not-exist", "a\u0000b", "x".repeat(5000), "{\"type\":\"service_account\"}"]) {
-            await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:credentials": bad });
-            const err = await rpcError(plugin.invoke(functions[0].token, { serviceName: SERVICE }));
+            await stack.plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": stack.emu.url, "cloud:config:credentials": bad });
+            const err = await rpcError(stack.plugin.invoke(functions[0].token, { serviceName: SERVICE }));
             expect(err.details).to.match(/the credentials from cloud:credentials/);
             expect(err.details).not.to.contain("x".repeat(100));
         }
-        expect(emu.requests.filter((r) => r.path.startsWith("/v1/"))).to.deep.equal([]);
+        expect(stack.emu.requests.filter((r) => r.path.startsWith("/v1/"))).to.deep.equal([]);
         await stack.configure();
     });
 });

@@ -3,10 +3,9 @@
 
 import { expect } from "chai";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
-import { Emulator } from "../../emulator";
 import { Policy, policyData } from "../../provider/iam/policy";
 import { PropertyMap, UNKNOWN_VALUE } from "../../provider/properties";
-import { Plugin, rpcError, SERVICE_FN, Stack, startStack } from "../support/plugin";
+import { rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.resources-test-token";
 const SERVICE = "res.endpoints.my-project.cloud.goog";
@@ -24,15 +23,7 @@ const parents: { kind: Kind; prefix: string; type: string; inputs: PropertyMap; 
 ];
 
 describe("policy resources", function () {
-    let stack: Stack;
-    let emu: Emulator;
-    let plugin: Plugin;
-
-    before(async () => {
-        stack = await startStack(TOKEN, [SERVICE]);
-        ({ emu, plugin } = stack);
-    });
-    after(() => stack.stop());
+    const stack = useStack(TOKEN, [SERVICE]);
 
     const other = { role: "roles/viewer", members: ["user:bystander@example.com"] };
     const grants = (p: Policy) => (p.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role}${b.condition ? `[${b.condition.title}]` : ""} ${m}`)).sort();
@@ -46,59 +37,59 @@ describe("policy resources", function () {
             ] });
 
             it("checks policyData before anything is sent", async () => {
-                emu.resetRequests();
+                stack.emu.resetRequests();
                 for (const [bad, rule] of [["not json", /not JSON/], ['{"bindings":[{"role":"viewer","members":["user:a@example.com"]}]}', /not a valid role/],
                     ['{"bindings":[{"role":"roles/viewer","members":["deleted:user:x@example.com?uid=1"]}]}', /deleted principal/],
                     ['{"bindings":[{"role":"roles/viewer","members":["user:a@example.com"],"condition":{"expression":"true"}}]}', /title is required/],
                     ['{"bindingz":[]}', /unknown field "bindingz"/], ["[]", /JSON object/]] as const) {
-                    const res = await plugin.check(type, { ...parent.inputs, policyData: bad });
+                    const res = await stack.plugin.check(type, { ...parent.inputs, policyData: bad });
                     expect(res.failures.map((f) => f.property), bad).to.deep.equal(["policyData"]);
                     expect(res.failures[0].reason).to.match(rule);
                 }
-                const missing = await plugin.check(type, { policyData: "{}" });
+                const missing = await stack.plugin.check(type, { policyData: "{}" });
                 expect(missing.failures.map((f) => f.property)).to.include("serviceName");
-                expect(emu.requests).to.deep.equal([]);
+                expect(stack.emu.requests).to.deep.equal([]);
             });
 
             it("creates, reads, shows no diff for order-only changes, updates, imports and deletes", async () => {
-                emu.setPolicy(parent.name, { bindings: [other] });
+                stack.emu.setPolicy(parent.name, { bindings: [other] });
                 const inputs = { ...parent.inputs, policyData: data };
-                expect((await plugin.check(type, inputs)).failures).to.deep.equal([]);
-                const created = await plugin.create(type, inputs);
+                expect((await stack.plugin.check(type, inputs)).failures).to.deep.equal([]);
+                const created = await stack.plugin.create(type, inputs);
                 expect(created.id).to.equal(parent.id);
-                expect(created.properties.etag).to.equal(emu.getPolicy(parent.name).etag);
+                expect(created.properties.etag).to.equal(stack.emu.getPolicy(parent.name).etag);
                 // Authoritative: the bystander binding is gone, the conditional binding is stored as given.
-                expect(policyData(emu.getPolicy(parent.name))).to.equal(policyData(JSON.parse(data)));
+                expect(policyData(stack.emu.getPolicy(parent.name))).to.equal(policyData(JSON.parse(data)));
 
-                const read = await plugin.read(type, created.id, created.properties, inputs);
+                const read = await stack.plugin.read(type, created.id, created.properties, inputs);
                 expect(read.id).to.equal(parent.id);
                 expect(read.inputs.policyData).to.equal(policyData(JSON.parse(data)));
                 const reordered = JSON.stringify({ bindings: [...JSON.parse(data).bindings].reverse().map((b: { members: string[] }) => ({ ...b, members: [...b.members].reverse() })) });
-                expect((await plugin.diff(type, read.id, read.properties, { ...parent.inputs, policyData: reordered })).changes).to.equal(NONE);
-                expect((await plugin.diff(type, read.id, { ...read.properties, etag: "stale" }, inputs)).changes).to.equal(NONE);
+                expect((await stack.plugin.diff(type, read.id, read.properties, { ...parent.inputs, policyData: reordered })).changes).to.equal(NONE);
+                expect((await stack.plugin.diff(type, read.id, { ...read.properties, etag: "stale" }, inputs)).changes).to.equal(NONE);
 
                 const next = JSON.stringify({ bindings: [{ role: "roles/servicemanagement.serviceConsumer", members: ["user:c@example.com"] }] });
-                const d = await plugin.diff(type, read.id, read.properties, { ...parent.inputs, policyData: next });
+                const d = await stack.plugin.diff(type, read.id, read.properties, { ...parent.inputs, policyData: next });
                 expect(d).to.deep.include({ changes: SOME, diffs: ["policyData"], replaces: [] });
-                const updated = await plugin.update(type, read.id, read.properties, { ...parent.inputs, policyData: next });
-                expect(grants(emu.getPolicy(parent.name))).to.deep.equal(["roles/servicemanagement.serviceConsumer user:c@example.com"]);
-                expect(updated.etag).to.equal(emu.getPolicy(parent.name).etag);
+                const updated = await stack.plugin.update(type, read.id, read.properties, { ...parent.inputs, policyData: next });
+                expect(grants(stack.emu.getPolicy(parent.name))).to.deep.equal(["roles/servicemanagement.serviceConsumer user:c@example.com"]);
+                expect(updated.etag).to.equal(stack.emu.getPolicy(parent.name).etag);
 
                 for (const id of [parent.id, parent.short]) {
-                    const imported = await plugin.read(type, id);
+                    const imported = await stack.plugin.read(type, id);
                     expect(imported.id).to.equal(parent.id);
                     expect(imported.inputs).to.deep.equal({ ...parent.inputs, policyData: policyData(JSON.parse(next)) });
                 }
 
-                await plugin.delete(type, parent.id, updated);
-                expect(policyData(emu.getPolicy(parent.name))).to.equal("{}");
+                await stack.plugin.delete(type, parent.id, updated);
+                expect(policyData(stack.emu.getPolicy(parent.name))).to.equal("{}");
             });
 
             it("replaces when the parent changes, but not for a services/ prefix", async () => {
                 const olds = { ...parent.inputs, policyData: "{}" };
-                const prefixed = await plugin.diff(type, parent.id, olds, { ...olds, serviceName: `services/${SERVICE}` });
+                const prefixed = await stack.plugin.diff(type, parent.id, olds, { ...olds, serviceName: `services/${SERVICE}` });
                 expect(prefixed.changes).to.equal(NONE);
-                const moved = await plugin.diff(type, parent.id, olds, { ...olds, serviceName: "elsewhere.endpoints.p.cloud.goog" });
+                const moved = await stack.plugin.diff(type, parent.id, olds, { ...olds, serviceName: "elsewhere.endpoints.p.cloud.goog" });
                 expect(moved.replaces).to.deep.equal(["serviceName"]);
             });
         });
@@ -108,41 +99,41 @@ describe("policy resources", function () {
             const role = "roles/servicemanagement.serviceConsumer";
 
             it("manages one role (+condition) and leaves the rest alone, through the lifecycle", async () => {
-                emu.setPolicy(parent.name, { bindings: [other, { role, members: ["user:old@example.com"] }] });
+                stack.emu.setPolicy(parent.name, { bindings: [other, { role, members: ["user:old@example.com"] }] });
                 const inputs = { ...parent.inputs, role, members: ["user:b@example.com", "user:a@example.com"], condition: cond };
-                expect((await plugin.check(type, inputs)).failures).to.deep.equal([]);
-                const created = await plugin.create(type, inputs);
+                expect((await stack.plugin.check(type, inputs)).failures).to.deep.equal([]);
+                const created = await stack.plugin.create(type, inputs);
                 expect(created.id).to.equal(`${parent.id} ${role} ${cond.title}`);
-                expect(grants(emu.getPolicy(parent.name))).to.deep.equal([
+                expect(grants(stack.emu.getPolicy(parent.name))).to.deep.equal([
                     `${role} user:old@example.com`, `${role}[until-2031] user:a@example.com`, `${role}[until-2031] user:b@example.com`,
                     "roles/viewer user:bystander@example.com"]);
-                const stored = emu.getPolicy(parent.name).bindings!.find((b) => b.condition)!;
+                const stored = stack.emu.getPolicy(parent.name).bindings!.find((b) => b.condition)!;
                 expect(stored.condition).to.deep.equal(cond);
 
-                const read = await plugin.read(type, created.id, created.properties, inputs);
+                const read = await stack.plugin.read(type, created.id, created.properties, inputs);
                 expect(read.inputs).to.deep.equal({ ...parent.inputs, role, members: ["user:a@example.com", "user:b@example.com"], condition: cond });
-                expect((await plugin.diff(type, read.id, read.properties, { ...inputs, members: ["user:a@example.com", "user:b@example.com", "user:a@example.com"] })).changes).to.equal(NONE);
+                expect((await stack.plugin.diff(type, read.id, read.properties, { ...inputs, members: ["user:a@example.com", "user:b@example.com", "user:a@example.com"] })).changes).to.equal(NONE);
 
-                const d = await plugin.diff(type, read.id, read.properties, { ...inputs, members: ["user:c@example.com"] });
+                const d = await stack.plugin.diff(type, read.id, read.properties, { ...inputs, members: ["user:c@example.com"] });
                 expect(d).to.deep.include({ changes: SOME, diffs: ["members"], replaces: [] });
-                const updated = await plugin.update(type, read.id, read.properties, { ...inputs, members: ["user:c@example.com"] });
-                expect(grants(emu.getPolicy(parent.name))).to.include(`${role}[until-2031] user:c@example.com`).and.not.include(`${role}[until-2031] user:a@example.com`);
+                const updated = await stack.plugin.update(type, read.id, read.properties, { ...inputs, members: ["user:c@example.com"] });
+                expect(grants(stack.emu.getPolicy(parent.name))).to.include(`${role}[until-2031] user:c@example.com`).and.not.include(`${role}[until-2031] user:a@example.com`);
 
-                const replace = await plugin.diff(type, read.id, read.properties, { ...inputs, role: "roles/editor" });
+                const replace = await stack.plugin.diff(type, read.id, read.properties, { ...inputs, role: "roles/editor" });
                 expect(replace).to.deep.include({ replaces: ["role"], deleteBeforeReplace: true });
 
-                const imported = await plugin.read(type, `${parent.short} ${role} ${cond.title}`);
+                const imported = await stack.plugin.read(type, `${parent.short} ${role} ${cond.title}`);
                 expect(imported.inputs).to.deep.equal({ ...parent.inputs, role, members: ["user:c@example.com"], condition: cond });
                 expect(imported.id).to.equal(created.id);
 
-                await plugin.delete(type, created.id, updated);
-                expect(grants(emu.getPolicy(parent.name))).to.deep.equal([`${role} user:old@example.com`, "roles/viewer user:bystander@example.com"]);
-                const gone = await plugin.read(type, created.id, updated, inputs);
+                await stack.plugin.delete(type, created.id, updated);
+                expect(grants(stack.emu.getPolicy(parent.name))).to.deep.equal([`${role} user:old@example.com`, "roles/viewer user:bystander@example.com"]);
+                const gone = await stack.plugin.read(type, created.id, updated, inputs);
                 expect(gone.id, "a deleted binding reads as gone").to.equal("");
             });
 
             it("refuses bad roles, members and conditions, sending nothing", async () => {
-                emu.resetRequests();
+                stack.emu.resetRequests();
                 const base = { ...parent.inputs, role, members: ["user:a@example.com"] };
                 const cases: [PropertyMap, string, RegExp][] = [
                     [{ ...base, role: "viewer" }, "role", /not a valid role/],
@@ -154,11 +145,11 @@ describe("policy resources", function () {
                     [{ ...base, condition: { title: "t", expression: " " } }, "condition", /expression is required/],
                 ];
                 for (const [inputs, property, rule] of cases) {
-                    const res = await plugin.check(type, inputs);
+                    const res = await stack.plugin.check(type, inputs);
                     expect(res.failures.map((f) => f.property), JSON.stringify(inputs)).to.include(property);
                     expect(res.failures.find((f) => f.property === property)!.reason).to.match(rule);
                 }
-                expect(emu.requests).to.deep.equal([]);
+                expect(stack.emu.requests).to.deep.equal([]);
             });
         });
 
@@ -167,54 +158,54 @@ describe("policy resources", function () {
             const role = "roles/servicemanagement.serviceController";
 
             it("adds and removes one member only, through the lifecycle", async () => {
-                emu.setPolicy(parent.name, { bindings: [other, { role, members: ["user:keep@example.com"] }] });
+                stack.emu.setPolicy(parent.name, { bindings: [other, { role, members: ["user:keep@example.com"] }] });
                 const inputs = { ...parent.inputs, role, member: "serviceAccount:esp@p.iam.gserviceaccount.com" };
-                const created = await plugin.create(type, inputs);
+                const created = await stack.plugin.create(type, inputs);
                 expect(created.id).to.equal(`${parent.id} ${role} serviceAccount:esp@p.iam.gserviceaccount.com`);
-                expect(grants(emu.getPolicy(parent.name))).to.deep.equal([
+                expect(grants(stack.emu.getPolicy(parent.name))).to.deep.equal([
                     `${role} serviceAccount:esp@p.iam.gserviceaccount.com`, `${role} user:keep@example.com`, "roles/viewer user:bystander@example.com"]);
-                const read = await plugin.read(type, created.id, created.properties, inputs);
+                const read = await stack.plugin.read(type, created.id, created.properties, inputs);
                 expect(read.inputs).to.deep.equal(inputs);
-                expect((await plugin.diff(type, read.id, read.properties, inputs)).changes).to.equal(NONE);
-                const replace = await plugin.diff(type, read.id, read.properties, { ...inputs, member: "user:new@example.com" });
+                expect((await stack.plugin.diff(type, read.id, read.properties, inputs)).changes).to.equal(NONE);
+                const replace = await stack.plugin.diff(type, read.id, read.properties, { ...inputs, member: "user:new@example.com" });
                 expect(replace).to.deep.include({ replaces: ["member"], deleteBeforeReplace: true });
 
-                const imported = await plugin.read(type, `${parent.short} ${role} serviceAccount:esp@p.iam.gserviceaccount.com`);
+                const imported = await stack.plugin.read(type, `${parent.short} ${role} serviceAccount:esp@p.iam.gserviceaccount.com`);
                 expect(imported.inputs).to.deep.equal(inputs);
 
-                await plugin.delete(type, created.id, created.properties);
-                expect(grants(emu.getPolicy(parent.name))).to.deep.equal([`${role} user:keep@example.com`, "roles/viewer user:bystander@example.com"]);
+                await stack.plugin.delete(type, created.id, created.properties);
+                expect(grants(stack.emu.getPolicy(parent.name))).to.deep.equal([`${role} user:keep@example.com`, "roles/viewer user:bystander@example.com"]);
             });
 
             it("keeps a conditional member's condition, and imports it by title", async () => {
-                emu.setPolicy(parent.name, {});
+                stack.emu.setPolicy(parent.name, {});
                 const inputs = { ...parent.inputs, role, member: "user:temp@example.com", condition: cond };
-                const created = await plugin.create(type, inputs);
-                expect(emu.getPolicy(parent.name).bindings).to.deep.equal([{ role, members: ["user:temp@example.com"], condition: cond }]);
-                const imported = await plugin.read(type, `${parent.id} ${role} user:temp@example.com ${cond.title}`);
+                const created = await stack.plugin.create(type, inputs);
+                expect(stack.emu.getPolicy(parent.name).bindings).to.deep.equal([{ role, members: ["user:temp@example.com"], condition: cond }]);
+                const imported = await stack.plugin.read(type, `${parent.id} ${role} user:temp@example.com ${cond.title}`);
                 expect(imported.inputs).to.deep.equal(inputs);
-                await plugin.delete(type, created.id, created.properties);
-                expect(emu.getPolicy(parent.name).bindings ?? []).to.deep.equal([]);
+                await stack.plugin.delete(type, created.id, created.properties);
+                expect(stack.emu.getPolicy(parent.name).bindings ?? []).to.deep.equal([]);
             });
         });
     }
 
     it("previews with unknown inputs without calling the API, returning unknowns", async () => {
-        emu.resetRequests();
+        stack.emu.resetRequests();
         const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
         const inputs = { serviceName: SERVICE, role: "roles/viewer", member: UNKNOWN_VALUE };
-        const checked = await plugin.check(type, inputs);
+        const checked = await stack.plugin.check(type, inputs);
         expect(checked.failures).to.deep.equal([]);
-        const created = await plugin.create(type, inputs, true);
+        const created = await stack.plugin.create(type, inputs, true);
         expect(created.properties.etag).to.equal(UNKNOWN_VALUE);
         expect(created.properties.member).to.equal(UNKNOWN_VALUE);
-        const d = await plugin.diff(type, "x", { serviceName: SERVICE, role: "roles/viewer", member: "user:a@example.com" }, inputs);
+        const d = await stack.plugin.diff(type, "x", { serviceName: SERVICE, role: "roles/viewer", member: "user:a@example.com" }, inputs);
         expect(d.replaces).to.deep.equal(["member"]);
-        expect(emu.requests).to.deep.equal([]);
+        expect(stack.emu.requests).to.deep.equal([]);
     });
 
     it("builds with getIAMPolicy exactly the policyData a lookup returns after ServiceIamPolicy applies it", async () => {
-        const built = await plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: [
+        const built = await stack.plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: [
             { role: "roles/servicemanagement.serviceConsumer", members: ["user:z@example.com", "group:g@example.com", "user:z@example.com"] },
             { role: "roles/servicemanagement.admin", members: ["user:admin@example.com"], condition: { title: "t", expression: "true", description: "" } },
             { role: "roles/servicemanagement.serviceConsumer", members: ["user:a@example.com"] },
@@ -222,29 +213,29 @@ describe("policy resources", function () {
         expect(built.failures).to.deep.equal([]);
         expect(built.return!.id).to.match(/^\d+$/);
         const type = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
-        await plugin.create(type, { serviceName: SERVICE, policyData: built.return!.policyData });
-        const looked = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        await stack.plugin.create(type, { serviceName: SERVICE, policyData: built.return!.policyData });
+        const looked = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
         expect(looked.return!.policyData).to.equal(built.return!.policyData);
         expect(looked.return!.bindings).to.deep.equal(built.return!.bindings);
-        const again = await plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: (looked.return!.bindings as PropertyMap[]).reverse() });
+        const again = await stack.plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: (looked.return!.bindings as PropertyMap[]).reverse() });
         expect(again.return!.id).to.equal(built.return!.id);
     });
 
     it("refuses bad getIAMPolicy bindings with failures", async () => {
-        const res = await plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: [{ role: "owner", members: ["deleted:user:x@example.com?uid=1"] }] });
+        const res = await stack.plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: [{ role: "owner", members: ["deleted:user:x@example.com?uid=1"] }] });
         expect(res.failures.map((f) => f.property).sort()).to.deep.equal(["bindings[0].members", "bindings[0].role"]);
     });
 
     it("reports a missing service as gone on refresh and an unknown service on create", async () => {
         const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
         const inputs = { serviceName: "gone.endpoints.p.cloud.goog", role: "roles/viewer", member: "user:a@example.com" };
-        const read = await plugin.read(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs, inputs);
+        const read = await stack.plugin.read(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs, inputs);
         expect(read.id).to.equal("");
-        const err = await rpcError(plugin.create(type, inputs));
+        const err = await rpcError(stack.plugin.create(type, inputs));
         expect(err.details).to.contain('"gone.endpoints.p.cloud.goog"').and.contain("not found");
         // Deleting it has nothing left to do: one read finds the parent gone, and that is success.
-        emu.resetRequests();
-        await plugin.delete(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs);
-        expect(emu.requests.map((r) => r.status)).to.deep.equal([404]);
+        stack.emu.resetRequests();
+        await stack.plugin.delete(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs);
+        expect(stack.emu.requests.map((r) => r.status)).to.deep.equal([404]);
     });
 });

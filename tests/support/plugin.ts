@@ -188,6 +188,21 @@ export async function startStack(token: string, services: string[]): Promise<Sta
     return stack;
 }
 
+/**
+ * Mocha hooks for a suite: start an emulator with `services` and a configured plugin before it, stop both after
+ * (the plugin's exit code is kept). The returned object is filled in when the suite starts.
+ */
+export function useStack(token: string, services: string[]): Stack & { exitCode?: number | null } {
+    const stack = {} as Stack & { exitCode?: number | null };
+    before(async () => {
+        Object.assign(stack, await startStack(token, services));
+    });
+    after(async () => {
+        stack.exitCode = await stack.stop();
+    });
+    return stack;
+}
+
 /** The gRPC error a call fails with; fails the test if it succeeds. */
 export async function rpcError(call: Promise<unknown>): Promise<grpc.ServiceError> {
     try {
