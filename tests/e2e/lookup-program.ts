@@ -46,9 +46,7 @@ export function describeLookupProgram(language: string, p: LookupProgram): void 
             dir = sb.project(language.toLowerCase(), {
                 "Pulumi.yaml": `name: endpoints-${language.toLowerCase()}\nruntime: ${p.runtime}\n`,
             });
-            await sb.pulumi(["stack", "init", "dev"], dir);
-            await sb.pulumi(["config", "set", "cloud:serviceManagementCustomEndpoint", emu.url], dir);
-            await sb.pulumi(["config", "set", "--secret", "cloud:accessToken"], dir, token);
+            await sb.initStack(dir, emu.url, token);
         });
 
         after(async () => {

@@ -154,6 +154,16 @@ export class PulumiSandbox {
         return dir;
     }
 
+    /**
+     * Creates stack `dev` in `cwd`, configured through stack config as a user would: the emulator's endpoint,
+     * and the token as a secret read from stdin (so it is not even on a command line).
+     */
+    async initStack(cwd: string, endpoint: string, token: string): Promise<void> {
+        await this.pulumi(["stack", "init", "dev"], cwd);
+        await this.pulumi(["config", "set", "cloud:serviceManagementCustomEndpoint", endpoint], cwd);
+        await this.pulumi(["config", "set", "--secret", "cloud:accessToken"], cwd, token);
+    }
+
     /** Runs `pulumi ARGS` in `cwd`; throws unless it exits 0. */
     async pulumi(args: string[], cwd: string, input?: string): Promise<RunResult> {
         const r = await this.tryPulumi(args, cwd, input);

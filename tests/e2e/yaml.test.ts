@@ -55,10 +55,7 @@ describe("e2e: Pulumi YAML program with the real engine", function () {
         dir = sb.project("yaml", {
             "Pulumi.yaml": fs.readFileSync(path.join(ROOT, "tests", "e2e", "programs", "yaml", "Pulumi.yaml"), "utf8"),
         });
-        await sb.pulumi(["stack", "init", "dev"], dir);
-        await sb.pulumi(["config", "set", "cloud:serviceManagementCustomEndpoint", emu.url], dir);
-        // From stdin, so the token is not even on a command line.
-        await sb.pulumi(["config", "set", "--secret", "cloud:accessToken"], dir, token);
+        await sb.initStack(dir, emu.url, token);
     });
 
     after(async () => {
