@@ -1,6 +1,6 @@
 import { crc32 } from "zlib";
 import { property, types } from "../define";
-import { canonicalAuditConfigs, canonicalBindings, policyData } from "../iam/policy";
+import { canonicalParts } from "../iam/policy";
 import { defineFunction } from "./function";
 import { auditConfigType, bindingType, policyDataOutputs } from "./policyRecord";
 
@@ -22,12 +22,7 @@ export const getIAMPolicy = defineFunction({
         id: property(types.string, "A stable hash of `policyData` (CRC-32, as the Terraform provider computes it).", { required: true }),
     },
     async invoke({ auditConfigs, bindings }) {
-        const data = policyData({ auditConfigs, bindings });
-        return {
-            auditConfigs: canonicalAuditConfigs(auditConfigs),
-            bindings: canonicalBindings(bindings),
-            id: String(crc32(data)),
-            policyData: data,
-        };
+        const parts = canonicalParts({ auditConfigs, bindings });
+        return { ...parts, id: String(crc32(parts.policyData)) };
     },
 });

@@ -4,7 +4,7 @@
 
 import { property, types } from "../define";
 import { memberProblem, roleProblem } from "../iam/names";
-import { canonicalAuditConfigs, canonicalBindings, conditionProblem, Policy, policyData } from "../iam/policy";
+import { canonicalParts, conditionProblem, Policy } from "../iam/policy";
 
 /** The first problem of a list of members, or undefined (members as IAM accepts them in a grant). */
 const membersProblem = (ms: string[]) => ms.map(memberProblem).find((p) => p !== undefined);
@@ -107,11 +107,5 @@ export function policyRecordOutputs(resource: string) {
 
 /** The shared part of a lookup's result, for a policy read from the API. */
 export function policyRecord(id: string, policy: Policy) {
-    return {
-        auditConfigs: canonicalAuditConfigs(policy.auditConfigs),
-        bindings: canonicalBindings(policy.bindings),
-        etag: policy.etag ?? "",
-        id,
-        policyData: policyData(policy),
-    };
+    return { ...canonicalParts(policy), etag: policy.etag ?? "", id };
 }

@@ -47,7 +47,7 @@ function compare(a: string, b: string): number {
 
 /** A condition with its keys in canonical order and an empty description dropped. (The API's output-only
  * `location` is not part of a condition's meaning, so it is dropped too.) */
-function canonicalCondition(c: Condition): Condition {
+export function canonicalCondition(c: Condition): Condition {
     const out: Condition = {} as Condition;
     if (c.description) out.description = c.description;
     out.expression = c.expression;
@@ -113,6 +113,13 @@ export function canonicalAuditConfigs(configs: readonly AuditConfig[] | undefine
         out.push({ auditLogConfigs, service });
     }
     return out;
+}
+
+/** A policy's canonical form once, in the three shapes the outputs need: lists for the structured outputs and
+ * the JSON string for policyData. */
+export function canonicalParts(policy: Policy): { auditConfigs: AuditConfig[]; bindings: Binding[]; policyData: string } {
+    const c = canonicalPolicy(policy);
+    return { auditConfigs: c.auditConfigs ?? [], bindings: c.bindings ?? [], policyData: JSON.stringify(c) };
 }
 
 /** The canonical form of a policy (etag and version excluded). */

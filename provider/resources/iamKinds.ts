@@ -10,7 +10,7 @@ import { IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { modifyPolicy } from "../iam/modify";
 import { checkProjectId, checkServiceName, memberProblem, Parent, parentName, projectIdProblem, roleProblem, serviceNameProblem } from "../iam/names";
-import { Binding, canonicalBindings, Condition, conditionProblem, parsePolicyData, Policy, policyData, policyDataProblem } from "../iam/policy";
+import { Binding, canonicalBindings, canonicalCondition, Condition, conditionProblem, parsePolicyData, Policy, policyData, policyDataProblem } from "../iam/policy";
 import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
 
 export type ParentKind = Parent["kind"];
@@ -87,9 +87,9 @@ function conditionType(resource: string) {
         });
 }
 
-function canonicalCondition(c: Condition | undefined): Condition | null {
-    if (!c) return null;
-    return c.description ? { description: c.description, expression: c.expression, title: c.title } : { expression: c.expression, title: c.title };
+/** A condition compared by meaning; null for none (for Diff and for matching a resource's own grant). */
+function conditionOf(c: Condition | undefined): Condition | null {
+    return c ? canonicalCondition(c) : null;
 }
 
 /** Whether a binding is the one a resource owns: same role, same condition (by title only for an import). */
@@ -97,7 +97,7 @@ function sameGrant(b: Binding, role: string, condition: Condition | undefined): 
     if (b.role !== role) return false;
     if (!condition || !b.condition) return !condition && !b.condition;
     if (condition.expression === "") return b.condition.title === condition.title;
-    return JSON.stringify(canonicalCondition(b.condition)) === JSON.stringify(canonicalCondition(condition));
+    return JSON.stringify(conditionOf(b.condition)) === JSON.stringify(conditionOf(condition));
 }
 
 function withoutGrant(bindings: Binding[] | undefined, role: string, condition: Condition | undefined): Binding[] {
@@ -150,10 +150,11 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
     };
     const write = async (i: In, ctx: ResourceContext) => {
         const want = desired(i);
+        const wanted = policyData(want);
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
-            policyData(current) === policyData(want) ? undefined : want, {
+            policyData(current) === wanted ? undefined : want, {
             updateMask: "bindings,etag,auditConfigs",
-            confirm: (p) => policyData(p) === policyData(want),
+            confirm: (p) => policyData(p) === wanted,
         });
         return { etag: policy.etag ?? "" };
     };
@@ -233,7 +234,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             ...parentInputs(kind, i),
             role: i.role,
             members: [...new Set(i.members)].sort(),
-            condition: canonicalCondition(i.condition),
+            condition: conditionOf(i.condition),
         }),
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
@@ -241,7 +242,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, x.role, x.condition));
             if (!policy || found.length === 0) return undefined;
-            const condition = canonicalCondition(found[0].condition) ?? undefined;
+            const condition = conditionOf(found[0].condition) ?? undefined;
             return {
                 inputs: { ...parentInputs(kind, x), role: x.role, members: [...new Set(found.flatMap((b) => b.members))].sort(), ...(condition ? { condition } : {}) },
                 outputs: { etag: policy.etag ?? "" },
@@ -295,7 +296,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             ...parentInputs(kind, i),
             role: i.role,
             member: i.member,
-            condition: canonicalCondition(i.condition),
+            condition: conditionOf(i.condition),
         }),
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
@@ -303,7 +304,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
             const found = (policy?.bindings ?? []).find((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
             if (!policy || !found) return undefined;
-            const condition = canonicalCondition(found.condition) ?? undefined;
+            const condition = conditionOf(found.condition) ?? undefined;
             return {
                 inputs: { ...parentInputs(kind, x), role: x.role, member: x.member, ...(condition ? { condition } : {}) },
                 outputs: { etag: policy.etag ?? "" },
