@@ -8,8 +8,8 @@ import { EmulatorServer } from "./server";
 import type { Emulator, EmulatorOptions } from "./types";
 
 export type {
-    AuthorizedUserFile, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService, RequestRecord,
-    ServiceAccountKey,
+    AuditConfig, AuditLogConfig, AuthorizedUserFile, Behavior, Binding, Condition, Emulator, EmulatorOptions, FaultKind,
+    FaultSettings, IssueTokenOptions, ManagedService, Policy, RequestRecord, ServiceAccountKey,
 } from "./types";
 
 /** Starts an emulator listening on `options.host`:`options.port`; resolves once it accepts connections. */

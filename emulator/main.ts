@@ -7,9 +7,9 @@ import type { EmulatorOptions } from "./types";
 
 const USAGE = `usage: cloud-emulator [--port N] [--host 127.0.0.1] [--access-token TOKEN]... [--denied-token TOKEN]...
                       [--state FILE] [--fault-rate R] [--latency-ms N] [--token-lifetime S]
-                      [--mint-key FILE [--mint-email EMAIL]]`;
+                      [--propagation-ms N] [--missing-service 403|404] [--mint-key FILE [--mint-email EMAIL]]`;
 
-const STRINGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime", "mint-key", "mint-email"];
+const STRINGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime", "propagation-ms", "missing-service", "mint-key", "mint-email"];
 
 class UsageError extends Error {}
 
@@ -36,6 +36,10 @@ function number(args: minimist.ParsedArgs, name: string, ok: (n: number) => bool
     return n;
 }
 
+function missingService(n: number | undefined): 403 | 404 | undefined {
+    return n === 403 || n === 404 ? n : undefined;
+}
+
 export function parseArgs(argv: string[]): EmulatorOptions {
     const unknown: string[] = [];
     const args = minimist(argv, {
@@ -57,6 +61,8 @@ export function parseArgs(argv: string[]): EmulatorOptions {
         faultRate: number(args, "fault-rate", (n) => n >= 0 && n <= 1),
         latencyMs: number(args, "latency-ms", (n) => n >= 0),
         tokenLifetime: number(args, "token-lifetime", (n) => n >= 0),
+        propagationMs: number(args, "propagation-ms", (n) => n >= 0),
+        missingService: missingService(number(args, "missing-service", (n) => n === 403 || n === 404)),
         mintKey: single(args, "mint-key"),
         mintEmail: single(args, "mint-email"),
     };

@@ -4,14 +4,17 @@
 
 import { randomInt } from "crypto";
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "http";
-import { checkProjectId, checkServiceName } from "../provider/iam/names";
-import type { Policy } from "../provider/iam/policy";
-import { applySet, checkPolicy, checkUpdateMask, viewPolicy, type StoredPolicy } from "./iam";
+import {
+    applySet, checkPolicy, checkUpdateMask, deletion, etagMatches, PolicyProblem, renameMember, viewPolicy, type Accounts,
+    type StoredPolicy,
+} from "./iam";
+import { BadField, parseMessage, type Message, type MessageName, type Value } from "./protojson";
+import { isProjectId, isServiceName, PERMISSIONS } from "./rules";
 import { Store } from "./state";
 import { TokenAuthority, type Caller } from "./tokens";
 import type {
-    AuthorizedUserFile, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
-    RequestRecord, ServiceAccountKey,
+    AuthorizedUserFile, Behavior, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
+    Policy, RequestRecord, ServiceAccountKey,
 } from "./types";
 import { FAULT_KINDS } from "./types";
 
@@ -27,6 +30,10 @@ const READ_SCOPES = new Set(["cloud-platform", "cloud-platform.read-only", "serv
 const WRITE_SCOPES = new Set(["cloud-platform", "service.management"].map((s) => AUTH + s));
 const IAM_SCOPES = new Set(["cloud-platform", "iam"].map((s) => AUTH + s));
 const EMAIL = /^[^\s@/]+@[^\s@/]+$/;
+const SERVICE_NAME_RULE = "a service name is a DNS name: dot-separated labels of lowercase letters, digits and " +
+    "dashes, each starting with a letter, at most 63 characters each and 253 in all";
+const PROJECT_ID_RULE = "a project ID is 6 to 30 lowercase letters, digits or hyphens, starting with a letter and " +
+    "not ending with a hyphen, or a domain-scoped ID such as example.com:my-project";
 const CREDENTIALS_HINT = "Expected OAuth 2 access token, login cookie or other valid authentication credential. " +
     "See https://developers.google.com/identity/sign-in/web/devconsole-project.";
 
@@ -43,7 +50,28 @@ class ApiError extends Error {
     }
 }
 
-const badRequest = (message: string): ApiError => new ApiError(400, "INVALID_ARGUMENT", message);
+const badRequest = (message: string, field?: string): ApiError => new ApiError(400, "INVALID_ARGUMENT", message,
+    field === undefined ? [] : [{
+        "@type": "type.googleapis.com/google.rpc.BadRequest",
+        fieldViolations: [{ field, description: message }],
+    }]);
+
+/** A repeated string field (or field mask) of a parsed message. */
+function stringList(v: Value | undefined): string[] {
+    const out: string[] = [];
+    if (Array.isArray(v)) for (const s of v) if (typeof s === "string") out.push(s);
+    return out;
+}
+
+/** Parses a request body as a message of the discovery document; a field it does not allow is a 400 naming it. */
+function parseBody(body: Record<string, unknown>, name: MessageName): Message {
+    try {
+        return parseMessage(body, name);
+    } catch (e) {
+        if (e instanceof BadField) throw badRequest(e.message, e.field);
+        throw e;
+    }
+}
 
 function errorInfo(reason: string, metadata: Record<string, string>): object {
     return { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason, domain: "googleapis.com", metadata };
@@ -57,20 +85,6 @@ function permissionDenied(permission: string, resource: string): ApiError {
 
 function isObject(v: unknown): v is Record<string, unknown> {
     return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Google rejects request fields it does not know; so does the emulator, to catch misspelt requests. */
-function onlyKeys(obj: Record<string, unknown>, allowed: readonly string[]): void {
-    for (const k of Object.keys(obj)) {
-        if (!allowed.includes(k)) throw badRequest(`Invalid JSON payload received. Unknown name ${JSON.stringify(k)}: Cannot find field.`);
-    }
-}
-
-/** Accepts a JSON number or (as proto3 JSON allows for int32) a numeric string. */
-function asInt(v: unknown): number | undefined {
-    if (typeof v === "number") return v;
-    if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
-    return undefined;
 }
 
 function decodeSegment(s: string): string {
@@ -116,6 +130,10 @@ export class EmulatorServer implements Emulator {
     /** Serialized getIamPolicy answers per stored policy object (replaced on every write, so never stale). */
     private readonly viewCache = new WeakMap<StoredPolicy, string[]>();
     private closing?: Promise<void>;
+    private propagationMs = 0;
+    private missingService: 403 | 404 = 403;
+    /** The accounts view the policy checks use. */
+    private readonly accounts: Accounts;
 
     constructor(private readonly options: EmulatorOptions = {}) {
         const port = options.port ?? 0;
@@ -124,6 +142,8 @@ export class EmulatorServer implements Emulator {
         if (!Number.isFinite(lifetime) || lifetime < 0) throw new RangeError(`invalid token lifetime ${lifetime}`);
         this.setFaults({ rate: options.faultRate ?? 0, latencyMs: options.latencyMs ?? 0 });
         this.store = new Store(options.state);
+        this.accounts = { isDeleted: (m) => this.store.deletedPrincipals.has(m) };
+        this.setBehavior({ propagationMs: options.propagationMs ?? 0, missingService: options.missingService ?? 403 });
         this.server = http.createServer({ noDelay: true }, (req, res) => this.handle(req, res));
     }
 
@@ -186,6 +206,43 @@ export class EmulatorServer implements Emulator {
         this.minLatencyMs = minLatencyMs;
     }
 
+    setBehavior(behavior: Behavior): void {
+        const propagationMs = behavior.propagationMs ?? this.propagationMs;
+        const missingService = behavior.missingService ?? this.missingService;
+        if (!(propagationMs >= 0 && Number.isFinite(propagationMs))) {
+            throw new RangeError(`propagation delay must be a non-negative number of ms, got ${propagationMs}`);
+        }
+        if (missingService !== 403 && missingService !== 404) throw new RangeError(`missing-service status must be 403 or 404, got ${missingService}`);
+        this.propagationMs = propagationMs;
+        this.missingService = missingService;
+    }
+
+    deletePrincipal(member: string): string {
+        const uid = String(randomInt(1, 2 ** 47)).padStart(21, "1");
+        const { member: stored, deleted } = deletion(member, uid);
+        if (this.store.deletedPrincipals.has(stored)) throw new Error(`${stored} is already deleted`);
+        this.store.deletedPrincipals.set(stored, deleted);
+        this.renameEverywhere(stored, deleted);
+        return deleted;
+    }
+
+    undeletePrincipal(member: string): void {
+        const { member: stored } = deletion(member, "0");
+        const deleted = this.store.deletedPrincipals.get(stored);
+        if (deleted === undefined) throw new Error(`${stored} is not deleted`);
+        this.store.deletedPrincipals.delete(stored);
+        this.renameEverywhere(deleted, stored);
+    }
+
+    /** Rewrites a member in every stored policy at once, as IAM does on (un)deletion (no propagation delay). */
+    private renameEverywhere(from: string, to: string): void {
+        for (const [parent, policy] of this.store.policies) {
+            const next = renameMember(policy, from, to, () => this.store.nextEtag());
+            if (next) this.store.policies.set(parent, next);
+        }
+        this.store.save();
+    }
+
     mintServiceAccountKey(opts?: { clientEmail?: string; projectId?: string }): ServiceAccountKey {
         return this.tokens.mintServiceAccountKey(opts);
     }
@@ -204,8 +261,7 @@ export class EmulatorServer implements Emulator {
 
     createService(serviceName: string, producerProjectId: string): ManagedService {
         const name = this.serviceNameOrThrow(serviceName, (m) => new Error(m));
-        const project = checkProjectId(producerProjectId);
-        if (!project.ok) throw new Error(project.rule);
+        if (!isProjectId(producerProjectId)) throw new Error(`Invalid producerProjectId ${JSON.stringify(producerProjectId)}: ${PROJECT_ID_RULE}`);
         if (this.store.services.has(name)) throw new Error(`service ${name} already exists`);
         const service = { serviceName: name, producerProjectId };
         this.store.services.set(name, service);
@@ -215,12 +271,18 @@ export class EmulatorServer implements Emulator {
 
     setPolicy(parentName: string, policy: Policy): Policy {
         const parent = this.seedParent(parentName);
-        const input = checkPolicy(policy, false);
-        if (!input.ok) throw new Error(input.message);
-        const mask = new Set(["bindings", "auditConfigs"]);
-        const next = applySet(this.store.policyOf(parent), input.value, mask, this.store.nextEtag());
-        this.store.policies.set(parent, next);
-        this.store.save();
+        // A seeded policy passes the same checks as a write at version 3, without the etag check.
+        const { etag: _ignored, ...rest } = policy;
+        const raw: Record<string, unknown> = { ...rest, version: 3 };
+        let next: StoredPolicy;
+        try {
+            const input = checkPolicy(parseMessage(raw, "Policy", "policy"), this.accounts);
+            next = applySet(this.store.policyOf(parent), input, new Set(["bindings", "auditConfigs"]), this.store.nextEtag());
+        } catch (e) {
+            if (e instanceof PolicyProblem || e instanceof BadField) throw new Error(`${e.message} (${e.field})`);
+            throw e;
+        }
+        this.store.writePolicy(parent, next, 0);
         return structuredClone(viewPolicy(next, 3));
     }
 
@@ -235,17 +297,15 @@ export class EmulatorServer implements Emulator {
         const name = this.serviceNameOrThrow(parts[1], (m) => new Error(m));
         if (!this.store.services.has(name)) throw new Error(`service ${name} does not exist`);
         if (parts.length === 2) return `services/${name}`;
-        const project = checkProjectId(parts[3]);
-        if (!project.ok) throw new Error(project.rule);
-        return `services/${name}/consumers/${project.value}`;
+        if (!isProjectId(parts[3])) throw new Error(`Invalid consumer project ${JSON.stringify(parts[3])}: ${PROJECT_ID_RULE}`);
+        return `services/${name}/consumers/${parts[3]}`;
     }
 
     /** A bare service name; `services/S` is refused here because a path segment never carries the prefix. */
     private serviceNameOrThrow(raw: string, error: (message: string) => Error): string {
-        const check = checkServiceName(raw);
-        if (!check.ok) throw error(`Invalid service name: ${check.rule}`);
-        if (check.value !== raw) throw error(`Invalid service name ${JSON.stringify(raw)}: give the bare name, without "services/".`);
-        return check.value;
+        if (raw.startsWith("services/")) throw error(`Invalid service name ${JSON.stringify(raw)}: give the bare name, without "services/".`);
+        if (!isServiceName(raw)) throw error(`Invalid service name ${JSON.stringify(raw.slice(0, 300))}: ${SERVICE_NAME_RULE}.`);
+        return raw;
     }
 
     // ---- HTTP ----------------------------------------------------------------------------------------------
@@ -322,7 +382,11 @@ export class EmulatorServer implements Emulator {
     }
 
     private sendError(ctx: Ctx, e: ApiError): void {
-        const body = JSON.stringify({ error: { code: e.code, message: e.message, status: e.status, details: e.details } });
+        // Google sends `details` only when there are some.
+        const error = e.details.length
+            ? { code: e.code, message: e.message, status: e.status, details: e.details }
+            : { code: e.code, message: e.message, status: e.status };
+        const body = JSON.stringify({ error });
         this.send(ctx, e.code, body, e.headers);
     }
 
@@ -331,9 +395,9 @@ export class EmulatorServer implements Emulator {
         return new ApiError(404, "NOT_FOUND", `The requested URL ${shown} was not found on this server.`);
     }
 
-    private methodNotAllowed(ctx: Ctx, allowed: string): ApiError {
-        return new ApiError(405, "METHOD_NOT_ALLOWED", `Method ${ctx.req.method} is not allowed on ${ctx.path}; use ${allowed}.`,
-            [], { Allow: allowed });
+    /** Google maps each method to one HTTP verb; another verb on the path matches no method: 404 NOT_FOUND. */
+    private methodNotAllowed(ctx: Ctx): ApiError {
+        return this.notFound(ctx);
     }
 
     private fault(ctx: Ctx): void {
@@ -368,21 +432,21 @@ export class EmulatorServer implements Emulator {
             if (segs.length === 1 && !verb) {
                 if (method === "POST") return this.createServiceHttp(ctx);
                 if (method === "GET") return this.listServices(ctx);
-                throw this.methodNotAllowed(ctx, "GET, POST");
+                throw this.methodNotAllowed(ctx);
             }
             if (segs.length === 2 && !verb) {
                 if (method === "GET") return this.getService(ctx, segs[1]);
-                throw this.methodNotAllowed(ctx, "GET");
+                throw this.methodNotAllowed(ctx);
             }
             const consumer = segs.length === 4 && segs[2] === "consumers";
             if ((segs.length === 2 || consumer) && verb && IAM_VERBS.has(verb)) {
-                if (method !== "POST") throw this.methodNotAllowed(ctx, "POST");
+                if (method !== "POST") throw this.methodNotAllowed(ctx);
                 return this.iam(ctx, verb, segs[1], consumer ? segs[3] : undefined);
             }
         }
         if (segs.length === 4 && segs[0] === "projects" && segs[1] === "-" && segs[2] === "serviceAccounts" &&
             verb === "generateAccessToken") {
-            if (method !== "POST") throw this.methodNotAllowed(ctx, "POST");
+            if (method !== "POST") throw this.methodNotAllowed(ctx);
             return this.generateAccessToken(ctx, segs[3]);
         }
         throw this.notFound(ctx);
@@ -399,9 +463,10 @@ export class EmulatorServer implements Emulator {
         const caller = header.length > 7 && header.slice(0, 7).toLowerCase() === "bearer "
             ? this.tokens.authenticate(header.slice(7).trim())
             : undefined;
-        if (!caller) {
+        if (caller === undefined || caller === "expired") {
+            // An expired token and one IAM never issued get the same message but distinct reasons.
             throw new ApiError(401, "UNAUTHENTICATED", `Request had invalid authentication credentials. ${CREDENTIALS_HINT}`,
-                [errorInfo("ACCESS_TOKEN_EXPIRED", { service: "servicemanagement.googleapis.com" })],
+                [errorInfo(caller === "expired" ? "ACCESS_TOKEN_EXPIRED" : "ACCESS_TOKEN_TYPE_UNSUPPORTED", { service: "servicemanagement.googleapis.com" })],
                 { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"' });
         }
         if (caller.scopes && !caller.scopes.some((s) => scopes.has(s))) {
@@ -429,25 +494,25 @@ export class EmulatorServer implements Emulator {
     }
 
     private projectSegment(raw: string): string {
-        const check = checkProjectId(decodeSegment(raw));
-        if (!check.ok) throw badRequest(`Invalid consumer project: ${check.rule}`);
-        return check.value;
+        const project = decodeSegment(raw);
+        if (!isProjectId(project)) throw badRequest(`Invalid consumer project ${JSON.stringify(project.slice(0, 300))}: ${PROJECT_ID_RULE}.`);
+        return project;
     }
 
+    /** A service that does not exist: 403 by default (Google does not tell it from a denial), or 404. */
     private serviceNotFound(name: string): ApiError {
-        return new ApiError(404, "NOT_FOUND", `Service '${name}' not found or permission denied.`);
+        return this.missingService === 404
+            ? new ApiError(404, "NOT_FOUND", `Service '${name}' not found or permission denied.`)
+            : new ApiError(403, "PERMISSION_DENIED", `Service '${name}' not found or permission denied.`);
     }
 
     private createServiceHttp(ctx: Ctx): void {
         const caller = this.caller(ctx, WRITE_SCOPES);
-        const body = this.json(ctx);
-        onlyKeys(body, ["serviceName", "producerProjectId"]);
-        const { serviceName, producerProjectId } = body;
-        if (typeof serviceName !== "string") throw badRequest("serviceName is required.");
-        if (typeof producerProjectId !== "string") throw badRequest("producerProjectId is required.");
-        const name = this.serviceNameOrThrow(serviceName, badRequest);
-        const project = checkProjectId(producerProjectId);
-        if (!project.ok) throw badRequest(`Invalid producerProjectId: ${project.rule}`);
+        const { serviceName, producerProjectId } = parseBody(this.json(ctx), "ManagedService");
+        if (typeof serviceName !== "string") throw badRequest("serviceName is required.", "service_name");
+        if (typeof producerProjectId !== "string") throw badRequest("producerProjectId is required.", "producer_project_id");
+        const name = this.serviceNameOrThrow(serviceName, (m) => badRequest(m, "service_name"));
+        if (!isProjectId(producerProjectId)) throw badRequest(`Invalid producerProjectId: ${PROJECT_ID_RULE}.`, "producer_project_id");
         if (caller.denied) throw permissionDenied("servicemanagement.services.create", `projects/${producerProjectId}`);
         if (this.store.services.has(name)) throw new ApiError(409, "ALREADY_EXISTS", `Service '${name}' already exists.`);
         const service = { serviceName: name, producerProjectId };
@@ -493,13 +558,13 @@ export class EmulatorServer implements Emulator {
         const exists = this.store.services.has(service);
 
         if (verb === "testIamPermissions") {
-            onlyKeys(body, ["permissions"]);
-            const asked = body.permissions ?? [];
-            if (!Array.isArray(asked) || !asked.every((p) => typeof p === "string")) {
-                throw badRequest("permissions must be a list of strings.");
+            const names = stringList(parseBody(body, "TestIamPermissionsRequest").permissions);
+            const wild = names.filter((p) => p.includes("*"));
+            if (wild.length) {
+                throw badRequest(`Permissions (${wild.map((p) => `'${p}'`).join(", ")}) for testIamPermissions are not allowed to have wildcards.`, "permissions");
             }
             // Missing resources and callers without access both get an empty set, never NOT_FOUND.
-            const granted = caller.denied || !exists ? [] : (asked as string[]).filter((p) => p.startsWith("servicemanagement."));
+            const granted = caller.denied || !exists ? [] : names.filter((p) => PERMISSIONS.has(p));
             this.send(ctx, 200, granted.length ? JSON.stringify({ permissions: granted }) : "{}");
             return;
         }
@@ -507,35 +572,39 @@ export class EmulatorServer implements Emulator {
         if (!exists) throw this.serviceNotFound(service);
 
         if (verb === "getIamPolicy") {
-            onlyKeys(body, ["options"]);
-            const options = body.options ?? {};
-            if (!isObject(options)) throw badRequest("options must be an object.");
-            onlyKeys(options, ["requestedPolicyVersion", "requested_policy_version"]);
-            const rawVersion = options.requestedPolicyVersion ?? options.requested_policy_version ?? 0;
-            const version = asInt(rawVersion);
+            const options = parseBody(body, "GetIamPolicyRequest").options;
+            const version = options && !Array.isArray(options) && typeof options === "object" && !Buffer.isBuffer(options)
+                ? options.requestedPolicyVersion ?? 0
+                : 0;
             if (version !== 0 && version !== 1 && version !== 3) {
-                throw badRequest(`Invalid requestedPolicyVersion ${JSON.stringify(rawVersion)}: it must be 0, 1 or 3.`);
+                throw badRequest(`Invalid requestedPolicyVersion ${JSON.stringify(version)}: it must be 0, 1 or 3.`, "options.requested_policy_version");
             }
-            this.send(ctx, 200, this.viewJson(this.store.policyOf(parent), version));
+            this.send(ctx, 200, this.viewJson(this.store.visiblePolicyOf(parent), version));
             return;
         }
 
-        // setIamPolicy: validation, then one synchronous read-check-write, so the etag check is exact.
-        onlyKeys(body, ["policy", "updateMask", "update_mask"]);
-        const rawPolicy = body.policy;
-        if (isObject(rawPolicy) && typeof rawPolicy.version === "string") rawPolicy.version = asInt(rawPolicy.version);
-        const input = checkPolicy(rawPolicy, true);
-        if (!input.ok) throw badRequest(input.message);
-        const mask = checkUpdateMask(body.updateMask ?? body.update_mask);
-        if (!mask.ok) throw badRequest(mask.message);
-        const current = this.store.policyOf(parent);
-        if (input.value.etag !== undefined && input.value.etag !== current.etag) {
-            throw new ApiError(409, "ABORTED",
-                "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.");
+        // setIamPolicy: checks, then one synchronous read-check-write, so the etag check is exact.
+        const request = parseBody(body, "SetIamPolicyRequest");
+        const policy = request.policy;
+        if (!policy || typeof policy !== "object" || Array.isArray(policy) || Buffer.isBuffer(policy)) {
+            throw badRequest("Invalid argument: 'policy' is required.", "policy");
         }
-        const next = applySet(current, input.value, mask.value, this.store.nextEtag());
-        this.store.policies.set(parent, next);
-        this.store.save();
+        const mask = request.updateMask;
+        const current = this.store.policyOf(parent);
+        let next: StoredPolicy;
+        try {
+            const input = checkPolicy(policy, this.accounts);
+            const paths = checkUpdateMask(mask === undefined ? undefined : stringList(mask));
+            if (input.etag !== undefined && !etagMatches(current, input.etag)) {
+                throw new ApiError(409, "ABORTED",
+                    "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.");
+            }
+            next = applySet(current, input, paths, this.store.nextEtag());
+        } catch (e) {
+            if (e instanceof PolicyProblem) throw badRequest(e.message, e.field);
+            throw e;
+        }
+        this.store.writePolicy(parent, next, this.propagationMs);
         this.send(ctx, 200, this.viewJson(next, 3));
     }
 
@@ -549,16 +618,13 @@ export class EmulatorServer implements Emulator {
     /** IAM Credentials' generateAccessToken, which google-auth-library's `Impersonated` client calls. */
     private generateAccessToken(ctx: Ctx, rawEmail: string): void {
         const caller = this.caller(ctx, IAM_SCOPES);
-        const body = this.json(ctx);
-        onlyKeys(body, ["scope", "lifetime", "delegates"]);
+        const body = parseBody(this.json(ctx), "GenerateAccessTokenRequest");
         const email = decodeSegment(rawEmail);
         if (!EMAIL.test(email)) throw badRequest(`Invalid service account email ${JSON.stringify(email)}.`);
         const resource = `projects/-/serviceAccounts/${email}`;
         if (caller.denied) throw permissionDenied("iam.serviceAccounts.getAccessToken", resource);
-        const scope = body.scope;
-        if (!Array.isArray(scope) || scope.length === 0 || !scope.every((s) => typeof s === "string" && s !== "")) {
-            throw badRequest("Scope required.");
-        }
+        const scope = stringList(body.scope).filter((s) => s !== "");
+        if (scope.length === 0) throw badRequest("Scope required.", "scope");
         let lifetime = this.tokens.lifetimeSeconds;
         if (body.lifetime !== undefined) {
             const m = typeof body.lifetime === "string" ? /^(\d+(?:\.\d+)?)s$/.exec(body.lifetime) : null;
@@ -568,7 +634,7 @@ export class EmulatorServer implements Emulator {
             }
             lifetime = Math.min(lifetime, Math.floor(seconds));
         }
-        const issued = this.tokens.issue({ lifetimeSeconds: lifetime, scopes: scope as string[] });
+        const issued = this.tokens.issue({ lifetimeSeconds: lifetime, scopes: scope });
         this.impersonations.push(email);
         this.send(ctx, 200, JSON.stringify({ accessToken: issued.token, expireTime: rfc3339(issued.expiresAt) }));
     }
@@ -617,6 +683,30 @@ export class EmulatorServer implements Emulator {
                 throw badRequest((e as Error).message);
             }
             this.send(ctx, 200, JSON.stringify({ rate: this.faultRate, latencyMs: this.latencyMs, minLatencyMs: this.minLatencyMs }));
+        } else if (ctx.path === "/__emulator/behavior" && method === "POST") {
+            const body = this.json(ctx);
+            const behavior: Behavior = {};
+            if (typeof body.propagationMs === "number") behavior.propagationMs = body.propagationMs;
+            if (body.missingService === 403 || body.missingService === 404) behavior.missingService = body.missingService;
+            try {
+                this.setBehavior(behavior);
+            } catch (e) {
+                throw badRequest((e as Error).message);
+            }
+            this.send(ctx, 200, JSON.stringify({ propagationMs: this.propagationMs, missingService: this.missingService }));
+        } else if ((ctx.path === "/__emulator/principals:delete" || ctx.path === "/__emulator/principals:undelete") && method === "POST") {
+            const member = this.json(ctx).member;
+            if (typeof member !== "string") throw badRequest("member is required.");
+            try {
+                if (ctx.path.endsWith(":delete")) {
+                    this.send(ctx, 200, JSON.stringify({ deleted: this.deletePrincipal(member) }));
+                } else {
+                    this.undeletePrincipal(member);
+                    this.send(ctx, 200, "{}");
+                }
+            } catch (e) {
+                throw badRequest((e as Error).message);
+            }
         } else {
             throw this.notFound(ctx);
         }

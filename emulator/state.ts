@@ -38,6 +38,8 @@ interface StateFile {
     keys: KnownKey[];
     refreshGrants: Record<string, RefreshGrant>;
     tokens: Record<string, IssuedToken>;
+    /** Deleted accounts: member → the unique id in its `deleted:` form. */
+    deletedPrincipals?: Record<string, string>;
 }
 
 /** Writes a file (mode 0600) through a temp file in the same directory and a rename: no reader sees half. */
@@ -59,6 +61,10 @@ export class Store {
     readonly keys = new Map<string, KnownKey>();
     readonly refreshGrants = new Map<string, RefreshGrant>();
     readonly tokens = new Map<string, IssuedToken>();
+    /** Deleted accounts: member (as stored) → the unique id of its `deleted:` form. */
+    readonly deletedPrincipals = new Map<string, string>();
+    /** Policies as they were before a write, served to readers until `until` (epoch ms): propagation delay. */
+    readonly stale = new Map<string, { policy: StoredPolicy; until: number }>();
     private etagCounter = 0;
     private operationCounter = 0;
 
@@ -82,6 +88,7 @@ export class Store {
         for (const [k, v] of Object.entries(data.policies ?? {})) this.policies.set(k, v);
         for (const k of data.keys ?? []) this.keys.set(k.keyId, k);
         for (const [k, v] of Object.entries(data.refreshGrants ?? {})) this.refreshGrants.set(k, v);
+        for (const [k, v] of Object.entries(data.deletedPrincipals ?? {})) this.deletedPrincipals.set(k, v);
         const now = Date.now();
         for (const [k, v] of Object.entries(data.tokens ?? {})) if (v.expiresAt > now) this.tokens.set(k, v);
     }
@@ -101,6 +108,7 @@ export class Store {
             keys: [...this.keys.values()],
             refreshGrants: Object.fromEntries(this.refreshGrants),
             tokens,
+            deletedPrincipals: Object.fromEntries(this.deletedPrincipals),
         };
         writeFileAtomic(this.file, JSON.stringify(data));
     }
@@ -120,5 +128,25 @@ export class Store {
     /** The stored policy of a parent, or the empty one every existing parent starts with. */
     policyOf(parent: string): StoredPolicy {
         return this.policies.get(parent) ?? { bindings: [], auditConfigs: [], etag: EMPTY_ETAG };
+    }
+
+    /** The policy a reader sees: the one before the latest write while that write is still propagating. */
+    visiblePolicyOf(parent: string, now = Date.now()): StoredPolicy {
+        const stale = this.stale.get(parent);
+        if (stale && now < stale.until) return stale.policy;
+        if (stale) this.stale.delete(parent);
+        return this.policyOf(parent);
+    }
+
+    /** Stores a new policy; with a propagation delay, readers keep seeing the previous one for `propagationMs`. */
+    writePolicy(parent: string, next: StoredPolicy, propagationMs: number): void {
+        if (propagationMs > 0) {
+            // Readers see the oldest policy not yet propagated, so a second write inside the window keeps it.
+            const previous = this.stale.get(parent);
+            const policy = previous && Date.now() < previous.until ? previous.policy : this.policyOf(parent);
+            this.stale.set(parent, { policy, until: Date.now() + propagationMs });
+        }
+        this.policies.set(parent, next);
+        this.save();
     }
 }

@@ -67,27 +67,24 @@ export class TokenAuthority {
     }
 
     /** The caller behind `Authorization: Bearer …`, or undefined when unknown or expired. */
-    authenticate(token: string): Caller | undefined {
+    /** The caller a bearer token stands for; "expired" for a token this emulator issued that has expired. */
+    authenticate(token: string): Caller | "expired" | undefined {
         const fixed = this.staticTokens.get(token);
         if (fixed) return fixed;
         const now = Date.now();
         if (token.startsWith("ya29.")) {
-            const key = hashToken(token);
-            const issued = this.store.tokens.get(key);
+            const issued = this.store.tokens.get(hashToken(token));
             if (!issued) return undefined;
-            if (issued.expiresAt <= now) {
-                this.store.tokens.delete(key);
-                return undefined;
-            }
-            return issued;
+            // Kept until the state is next pruned, so a later use is still told "expired", not "unknown".
+            return issued.expiresAt <= now ? "expired" : issued;
         }
         return this.selfSignedJwt(token, now);
     }
 
     /** google-auth-library may skip the token endpoint and send a JWT signed by the key itself as the bearer. */
-    private selfSignedJwt(token: string, now: number): Caller | undefined {
+    private selfSignedJwt(token: string, now: number): Caller | "expired" | undefined {
         const cached = this.jwtCache.get(token);
-        if (cached) return cached.expiresAt > now ? cached : undefined;
+        if (cached) return cached.expiresAt > now ? cached : "expired";
         if (token.split(".").length !== 3) return undefined;
         const check = this.verifyJwt(token, (aud) =>
             aud === undefined || this.apiOrigins.some((o) => aud === o || aud.startsWith(`${o}/`)));

@@ -1,6 +1,50 @@
-// The public shapes of the emulator: its options (the CLI flags, camelCased) and the in-process handle.
+// The public shapes of the emulator: its options (the CLI flags, camelCased), the in-process handle, and the
+// IAM policy as the API's JSON carries it (discovery document servicemanagement.v1, schemas Policy, Binding,
+// Expr, AuditConfig, AuditLogConfig).
 
-import type { Policy } from "../provider/iam/policy";
+export interface Condition {
+    expression: string;
+    title: string;
+    description?: string;
+    location?: string;
+}
+
+export interface Binding {
+    role: string;
+    members: string[];
+    condition?: Condition;
+}
+
+export interface AuditLogConfig {
+    logType: string;
+    exemptedMembers?: string[];
+}
+
+export interface AuditConfig {
+    service: string;
+    auditLogConfigs: AuditLogConfig[];
+}
+
+export interface Policy {
+    version?: number;
+    etag?: string;
+    bindings?: Binding[];
+    auditConfigs?: AuditConfig[];
+}
+
+/** How the emulator answers where Google's behaviour is a matter of timing or is not documented. */
+export interface Behavior {
+    /**
+     * For this many ms after a write, getIamPolicy keeps answering the policy as it was before it (IAM is
+     * eventually consistent; writers confirm by re-reading). setIamPolicy's etag check always sees the newest.
+     */
+    propagationMs?: number;
+    /**
+     * The status of a request on a service that does not exist: 403 (default: Google answers "not found or
+     * permission denied", as gcloud shows it) or 404.
+     */
+    missingService?: 403 | 404;
+}
 
 export interface EmulatorOptions {
     /** TCP port; 0 (default) picks a free one. */
@@ -19,6 +63,10 @@ export interface EmulatorOptions {
     latencyMs?: number;
     /** Lifetime in seconds of the access tokens this emulator issues; default 3600. */
     tokenLifetime?: number;
+    /** See Behavior (`--propagation-ms`). */
+    propagationMs?: number;
+    /** See Behavior (`--missing-service 403|404`). */
+    missingService?: 403 | 404;
     /** Write a service-account key (mode 0600) accepted by the token endpoint to this file (`--mint-key`). */
     mintKey?: string;
     /** client_email of the key written by `mintKey`. */
@@ -106,6 +154,16 @@ export interface Emulator {
     close(): Promise<void>;
     resetRequests(): void;
     setFaults(faults: FaultSettings): void;
+    /** Changes the propagation delay and the missing-service status; omitted fields keep their value. */
+    setBehavior(behavior: Behavior): void;
+    /**
+     * Deletes an account as Google does: every grant and audit exemption of `member` (user:, serviceAccount:,
+     * group: or a workforce principal://) becomes its `deleted:…?uid=N` form, and granting it again is refused
+     * until it is undeleted. Returns the deleted form.
+     */
+    deletePrincipal(member: string): string;
+    /** Undeletes an account: its `deleted:` grants revert to the plain member. */
+    undeletePrincipal(member: string): void;
     mintServiceAccountKey(opts?: { clientEmail?: string; projectId?: string }): ServiceAccountKey;
     mintAuthorizedUser(): AuthorizedUserFile;
     issueToken(opts?: IssueTokenOptions): string;

@@ -212,15 +212,19 @@ export class IamFetcher {
         const name = parentName(parent);
         const status = describeStatus(answer);
         const source = this.options.credentials.source;
+        const what = parent.kind === "service"
+            ? `service ${JSON.stringify(parent.serviceName)}`
+            : `service ${JSON.stringify(parent.serviceName)} (consumer ${JSON.stringify(parent.consumerProject)})`;
+        const check = parent.kind === "service" ? "serviceName" : "serviceName and consumerProject";
         switch (answer.status) {
             case 404:
-                return new IamError(parent.kind === "service"
-                    ? `service ${JSON.stringify(parent.serviceName)} was not found (${status}): check serviceName, and that ${source} may see the service`
-                    : `service ${JSON.stringify(parent.serviceName)} (consumer ${JSON.stringify(parent.consumerProject)}) was not found (${status}): check serviceName and consumerProject`,
-                answer.status, Code.NOT_FOUND);
+                return new IamError(`${what} was not found (${status}): check ${check}, and that ${source} may see the service`,
+                    answer.status, Code.NOT_FOUND);
             case 403:
-                return new IamError(`permission servicemanagement.services.${verb} is denied on ${name} for ${source} ` +
-                    `(${status}); grant it, e.g. with roles/servicemanagement.admin on the producer project`, answer.status, Code.PERMISSION_DENIED);
+                // Service Management answers a service that does not exist like one the caller may not see.
+                return new IamError(`${what} was not found, or ${source} may not use it: Service Management answers both ` +
+                    `with 403 (${status}). Check ${check}; if the service exists, grant servicemanagement.services.${verb} ` +
+                    "(e.g. roles/servicemanagement.admin on the producer project)", answer.status, Code.PERMISSION_DENIED);
             case 401:
                 return new IamError(`the request for ${name} was not authenticated (${status}); credentials used: ${source}. ` +
                     "Check that they are valid and not expired", answer.status, Code.UNAUTHENTICATED);

@@ -1,8 +1,7 @@
 // The Service Management API subset over real HTTP: services, IAM policies of services and consumers.
 
 import { expect } from "chai";
-import type { Policy } from "../../provider/iam/policy";
-import { startEmulator, type Emulator } from "../../emulator";
+import { startEmulator, type Emulator, type Policy } from "../../emulator";
 import { apiError, body, call, type Reply } from "./http";
 
 const FULL = "full-token";
@@ -61,19 +60,24 @@ describe("emulator: Service Management API", function () {
         expect(apiError(again).status).to.equal("ALREADY_EXISTS");
     });
 
-    it("answers 404 NOT_FOUND naming an unknown service, for the service and its consumers", async () => {
+    it("answers 403 'not found or permission denied' for an unknown service (404 with missingService: 404)", async () => {
         const r = await call("GET", `${emu.url}services/nope.example.com`, { token: FULL });
-        expect(r.status).to.equal(404);
+        expect(r.status).to.equal(403);
         expect(r.json).to.deep.equal({
-            error: { code: 404, message: "Service 'nope.example.com' not found or permission denied.", status: "NOT_FOUND", details: [] },
+            error: { code: 403, message: "Service 'nope.example.com' not found or permission denied.", status: "PERMISSION_DENIED" },
         });
         const iam = await getPolicy("services/nope.example.com");
-        expect(iam.status).to.equal(404);
+        expect(iam.status).to.equal(403);
         expect(apiError(iam).message).to.contain("nope.example.com");
-        const consumer = await getPolicy("services/nope.example.com/consumers/my-project");
-        expect(consumer.status).to.equal(404);
-        expect(apiError(consumer).status).to.equal("NOT_FOUND");
-        expect(apiError(consumer).message).to.contain("'nope.example.com'");
+        emu.setBehavior({ missingService: 404 });
+        try {
+            const consumer = await getPolicy("services/nope.example.com/consumers/my-project");
+            expect(consumer.status).to.equal(404);
+            expect(apiError(consumer).status).to.equal("NOT_FOUND");
+            expect(apiError(consumer).message).to.contain("'nope.example.com'");
+        } finally {
+            emu.setBehavior({ missingService: 403 });
+        }
     });
 
     it("answers 400 INVALID_ARGUMENT with the naming rule for bad names", async () => {
@@ -85,7 +89,7 @@ describe("emulator: Service Management API", function () {
             expect(apiError(r).status).to.equal("INVALID_ARGUMENT");
         }
         const rule = apiError(await getPolicy("services/Bad_Name")).message;
-        expect(rule).to.contain("\"Bad_Name\" is not a valid service name").and.contain("lowercase");
+        expect(rule).to.contain("\"Bad_Name\"").and.contain("lowercase");
         const consumer = await getPolicy(`services/${name}/consumers/Bad_Project`);
         expect(consumer.status).to.equal(400);
         expect(apiError(consumer).message).to.contain("project ID");
@@ -135,7 +139,6 @@ describe("emulator: Service Management API", function () {
             code: 409,
             message: "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.",
             status: "ABORTED",
-            details: [],
         });
         expect(body<Policy>(await getPolicy(parent)).bindings![0].members).to.deep.equal(["user:b@example.com"]);
 
@@ -163,18 +166,20 @@ describe("emulator: Service Management API", function () {
             bindings: [
                 { role: "roles/viewer", members: [] },
                 { role: "projects/my-project/roles/custom.role", members: ["serviceAccount:sa@my-project.iam.gserviceaccount.com"] },
-                { role: "organizations/123/roles/x", members: ["allUsers", "allAuthenticatedUsers", "domain:example.com",
-                    "principal://iam.googleapis.com/locations/global/workforcePools/p/subject/s", "projectOwner:my-project",
+                { role: "organizations/123/roles/xyz", members: ["allUsers", "allAuthenticatedUsers", "domain:example.com",
+                    "principal://iam.googleapis.com/locations/global/workforcePools/my-pool/subject/s", "projectOwner:my-project",
                     "deleted:user:gone@example.com?uid=123456"] },
             ],
         });
         expect(ok.status, ok.text).to.equal(200);
-        expect(body<Policy>(ok).bindings!.map((b) => b.role)).to.deep.equal(["projects/my-project/roles/custom.role", "organizations/123/roles/x"]);
+        expect(body<Policy>(ok).bindings!.map((b) => b.role)).to.deep.equal(["projects/my-project/roles/custom.role", "organizations/123/roles/xyz"]);
         for (const binding of [
             { role: "viewer", members: ["user:a@example.com"] },
             { role: "roles/viewer", members: ["alice@example.com"] },
             { role: "roles/viewer", members: [""] },
-            { role: "roles/viewer_withcond_0123456789abcdef", members: ["user:a@example.com"] },
+            { role: "roles/viewer_withcond_0123456789abcdef0123", members: ["user:a@example.com"] },
+            { role: "roles/a", members: ["user:a@example.com"] },
+            { role: "roles/viewer", members: ["projectOwner:x"] },
         ]) {
             const r = await setPolicy(parent, { bindings: [binding] });
             expect(r.status, JSON.stringify(binding)).to.equal(400);
@@ -189,14 +194,15 @@ describe("emulator: Service Management API", function () {
         await create(name);
         const parent = `services/${name}`;
         const condition = { title: "expires", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
+        const role = "roles/servicemanagement.serviceConsumer";
         const bindings = [
-            { role: "roles/viewer", members: ["user:a@example.com"] },
-            { role: "roles/viewer", members: ["user:b@example.com"], condition },
+            { role, members: ["user:a@example.com"] },
+            { role, members: ["user:b@example.com"], condition },
         ];
         for (const version of [undefined, 1]) {
             const r = await setPolicy(parent, { version, bindings });
             expect(r.status).to.equal(400);
-            expect(apiError(r).message).to.contain("conditions require policy version 3");
+            expect(apiError(r).message).to.contain("requires policy version 3");
         }
         const noTitle = await setPolicy(parent, { version: 3, bindings: [{ ...bindings[1], condition: { expression: "true" } as never }] });
         expect(noTitle.status).to.equal(400);
@@ -213,7 +219,7 @@ describe("emulator: Service Management API", function () {
             const low = body<Policy>(await getPolicy(parent, version));
             expect(low.version).to.equal(1);
             expect(low.bindings![0]).to.deep.equal(bindings[0]);
-            expect(low.bindings![1].role).to.match(/^roles\/viewer_withcond_[0-9a-f]{16}$/);
+            expect(low.bindings![1].role).to.match(/^roles\/servicemanagement\.serviceConsumer_withcond_[0-9a-f]{20}$/);
             expect(low.bindings![1]).to.not.have.property("condition");
             expect(low.etag).to.equal(v3.etag);
         }
@@ -310,7 +316,7 @@ describe("emulator: Service Management API", function () {
         expect(emu.getPolicy(`services/${name}/consumers/my-project`).etag).to.equal("ACAB");
     });
 
-    it("answers unknown paths with 404, wrong methods with 405, bad JSON and unknown fields with 400, big bodies with 413", async () => {
+    it("answers unknown paths and wrong methods with 404, bad JSON and unknown fields with 400, big bodies with 413", async () => {
         const name = fresh();
         await create(name);
         const unknown = await call("GET", `${emu.url}nothing/here`, { token: FULL });
@@ -319,7 +325,8 @@ describe("emulator: Service Management API", function () {
         const wrongVerb = await post(`services/${name}:deleteIamPolicy`);
         expect(wrongVerb.status).to.equal(404);
         const wrongMethod = await call("GET", `${emu.url}services/${name}:getIamPolicy`, { token: FULL });
-        expect(wrongMethod.status).to.equal(405);
+        expect(wrongMethod.status).to.equal(404);
+        expect(apiError(wrongMethod).status).to.equal("NOT_FOUND");
         const badJson = await call("POST", `${emu.url}services/${name}:getIamPolicy`, { token: FULL, rawBody: "{nope" });
         expect(badJson.status).to.equal(400);
         expect(apiError(badJson).status).to.equal("INVALID_ARGUMENT");
@@ -334,9 +341,9 @@ describe("emulator: Service Management API", function () {
         const name = fresh();
         emu.createService(name, "my-project");
         expect(() => emu.createService(name, "my-project")).to.throw(/exists/);
-        expect(() => emu.createService("Bad_Name", "my-project")).to.throw(/not a valid service name/);
+        expect(() => emu.createService("Bad_Name", "my-project")).to.throw(/Invalid service name "Bad_Name"/);
         const stored = emu.setPolicy(`services/${name}`, {
-            bindings: [{ role: "roles/viewer", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }],
+            bindings: [{ role: "roles/servicemanagement.reporter", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }],
         });
         expect(stored.version).to.equal(3);
         expect(emu.getPolicy(`services/${name}`)).to.deep.equal(stored);

@@ -6,8 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from "fs";
 import { tmpdir } from "os";
 import { join, resolve } from "path";
 import { createInterface } from "readline";
-import type { Policy } from "../../provider/iam/policy";
-import { startEmulator, type Emulator, type ServiceAccountKey } from "../../emulator";
+import { startEmulator, type Emulator, type Policy, type ServiceAccountKey } from "../../emulator";
 import { body, call, signJwt } from "./http";
 
 const TOKEN = "ops-token";
@@ -110,7 +109,7 @@ describe("emulator: operations", function () {
             expect(created.status).to.equal(200);
             const r = await call("POST", `${first.url}services/${SERVICE}/consumers/example.com%3Amy-proj:setIamPolicy`, {
                 token: TOKEN,
-                body: { policy: { version: 3, bindings: [{ role: "roles/viewer", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }] } },
+                body: { policy: { version: 3, bindings: [{ role: "roles/servicemanagement.reporter", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }] } },
             });
             expect(r.status, r.text).to.equal(200);
             set = body<Policy>(r);

@@ -50,11 +50,15 @@ describe("retries under injected faults", function () {
         console.log(`      all-faults lookup failed after ${elapsed} ms: ${error.details}`);
     });
 
-    it("does not retry a 404", async () => {
-        await configure("20s");
-        stack.emu.resetRequests();
-        const error = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" }));
-        expect(error.code).to.equal(grpc.status.NOT_FOUND);
-        expect(stack.emu.requests).to.have.length(1);
-    });
+    for (const [missingService, code] of [[403, grpc.status.PERMISSION_DENIED], [404, grpc.status.NOT_FOUND]] as const) {
+        it(`does not retry a missing service (API answers ${missingService})`, async () => {
+            await configure("20s");
+            stack.emu.setBehavior({ missingService });
+            stack.emu.resetRequests();
+            const error = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: "absent.endpoints.my-project.cloud.goog" }))
+                .finally(() => stack.emu.setBehavior({ missingService: 403 }));
+            expect(error.code).to.equal(code);
+            expect(stack.emu.requests.map((r) => r.status)).to.deep.equal([missingService]);
+        });
+    }
 });

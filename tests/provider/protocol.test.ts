@@ -139,29 +139,33 @@ describe("provider protocol", function () {
 
     it("gives byte-equal policyData for policies that differ only in order and duplicates", async () => {
         stack.emu.setPolicy(`services/${SERVICE}`, { bindings: [
-            { role: "roles/b", members: ["user:z@example.com", "user:y@example.com"] },
-            { role: "roles/a", members: ["user:x@example.com"] },
+            { role: "roles/servicemanagement.reporter", members: ["user:z@example.com", "user:y@example.com"] },
+            { role: "roles/servicemanagement.admin", members: ["user:x@example.com"] },
         ] });
         stack.emu.setPolicy("services/other.endpoints.my-project.cloud.goog", { bindings: [
-            { role: "roles/a", members: ["user:x@example.com", "user:x@example.com"] },
-            { role: "roles/b", members: ["user:y@example.com"] },
-            { role: "roles/b", members: ["user:z@example.com"] },
+            { role: "roles/servicemanagement.admin", members: ["user:x@example.com", "user:x@example.com"] },
+            { role: "roles/servicemanagement.reporter", members: ["user:y@example.com"] },
+            { role: "roles/servicemanagement.reporter", members: ["user:z@example.com"] },
         ] });
         const a = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
         const b = await stack.plugin.invoke(SERVICE_FN, { serviceName: "other.endpoints.my-project.cloud.goog" });
         expect(a.return!.policyData).to.equal(b.return!.policyData);
         expect(a.return!.etag).not.to.equal(b.return!.etag);
         expect(a.return!.policyData).to.equal(policyData({ bindings: [
-            { role: "roles/a", members: ["user:x@example.com"] },
-            { role: "roles/b", members: ["user:y@example.com", "user:z@example.com"] },
+            { role: "roles/servicemanagement.admin", members: ["user:x@example.com"] },
+            { role: "roles/servicemanagement.reporter", members: ["user:y@example.com", "user:z@example.com"] },
         ] }));
     });
 
-    it("names the service when it does not exist", async () => {
-        const err = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: "missing.endpoints.p.cloud.goog" }));
-        expect(err.code).to.equal(grpc.status.NOT_FOUND);
-        expect(err.details).to.contain('"missing.endpoints.p.cloud.goog"').and.contain("not found");
-    });
+    for (const [missingService, code] of [[403, grpc.status.PERMISSION_DENIED], [404, grpc.status.NOT_FOUND]] as const) {
+        it(`names the service when it does not exist (API answers ${missingService})`, async () => {
+            stack.emu.setBehavior({ missingService });
+            const err = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: "missing.endpoints.p.cloud.goog" }))
+                .finally(() => stack.emu.setBehavior({ missingService: 403 }));
+            expect(err.code).to.equal(code);
+            expect(err.details).to.contain('service "missing.endpoints.p.cloud.goog" was not found').and.match(/[Cc]heck serviceName/);
+        });
+    }
 
     it("rejects an unknown function token, naming it and the known ones", async () => {
         const err = await rpcError(stack.plugin.invoke("cloud:endpoints/getNope:getNope", {}));

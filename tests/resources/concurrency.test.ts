@@ -35,8 +35,8 @@ describe("concurrent writers on one policy", function () {
                     inputs: { serviceName: SERVICE, role: "roles/servicemanagement.serviceConsumer", member: `user:member-${i}@example.com` },
                     grants: [`roles/servicemanagement.serviceConsumer user:member-${i}@example.com`] }
                 : { type: "cloud:endpoints/serviceIamBinding:ServiceIamBinding",
-                    inputs: { serviceName: SERVICE, role: `roles/custom.role${i}`, members: [`user:binding-${i}@example.com`, `group:g${i}@example.com`] },
-                    grants: [`roles/custom.role${i} group:g${i}@example.com`, `roles/custom.role${i} user:binding-${i}@example.com`] });
+                    inputs: { serviceName: SERVICE, role: `projects/my-project/roles/custom.role${i}`, members: [`user:binding-${i}@example.com`, `group:g${i}@example.com`] },
+                    grants: [`projects/my-project/roles/custom.role${i} group:g${i}@example.com`, `projects/my-project/roles/custom.role${i} user:binding-${i}@example.com`] });
             const started = Date.now();
             const results = await Promise.allSettled(writers.map((w, i) => plugins[i % PROCESSES].create(w.type, w.inputs)));
             const wall = Date.now() - started;

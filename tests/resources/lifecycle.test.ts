@@ -5,6 +5,7 @@ import { expect } from "chai";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Policy, policyData } from "../../provider/iam/policy";
 import { PropertyMap, UNKNOWN_VALUE } from "../../provider/properties";
+import * as grpc from "@grpc/grpc-js";
 import { rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.resources-test-token";
@@ -226,16 +227,38 @@ describe("policy resources", function () {
         expect(res.failures.map((f) => f.property).sort()).to.deep.equal(["bindings[0].members", "bindings[0].role"]);
     });
 
-    it("reports a missing service as gone on refresh and an unknown service on create", async () => {
+    it("reports a missing service as gone on refresh and an unknown service on create (API answers 404)", async () => {
         const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
         const inputs = { serviceName: "gone.endpoints.p.cloud.goog", role: "roles/viewer", member: "user:a@example.com" };
-        const read = await stack.plugin.read(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs, inputs);
-        expect(read.id).to.equal("");
-        const err = await rpcError(stack.plugin.create(type, inputs));
-        expect(err.details).to.contain('"gone.endpoints.p.cloud.goog"').and.contain("not found");
-        // Deleting it has nothing left to do: one read finds the parent gone, and that is success.
-        stack.emu.resetRequests();
-        await stack.plugin.delete(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs);
-        expect(stack.emu.requests.map((r) => r.status)).to.deep.equal([404]);
+        stack.emu.setBehavior({ missingService: 404 });
+        try {
+            const read = await stack.plugin.read(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs, inputs);
+            expect(read.id).to.equal("");
+            const err = await rpcError(stack.plugin.create(type, inputs));
+            expect(err.details).to.contain('"gone.endpoints.p.cloud.goog"').and.contain("not found");
+            // Deleting it has nothing left to do: one read finds the parent gone, and that is success.
+            stack.emu.resetRequests();
+            await stack.plugin.delete(type, "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com", inputs);
+            expect(stack.emu.requests.map((r) => r.status)).to.deep.equal([404]);
+        } finally {
+            stack.emu.setBehavior({ missingService: 403 });
+        }
+    });
+
+    it("says a missing service may be gone or hidden when the API answers 403, on refresh, create and delete", async () => {
+        // Google does not tell a deleted service from one the credentials may not see: nothing may be dropped
+        // from the stack on that evidence, and the user is told both possibilities.
+        const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+        const id = "services/gone.endpoints.p.cloud.goog roles/viewer user:a@example.com";
+        const inputs = { serviceName: "gone.endpoints.p.cloud.goog", role: "roles/viewer", member: "user:a@example.com" };
+        for (const err of [
+            await rpcError(stack.plugin.read(type, id, inputs, inputs)),
+            await rpcError(stack.plugin.create(type, inputs)),
+            await rpcError(stack.plugin.delete(type, id, inputs)),
+        ]) {
+            expect(err.code).to.equal(grpc.status.PERMISSION_DENIED);
+            expect(err.details).to.contain('service "gone.endpoints.p.cloud.goog" was not found, or')
+                .and.contain("may not use it").and.contain("servicemanagement.services.getIamPolicy");
+        }
     });
 });
