@@ -172,7 +172,7 @@ describe("emulator: operations", function () {
         expect(existsSync(bin)).to.equal(true);
         const keyFile = join(dir, "cli-key.json");
         const child = spawn(bin, ["--access-token", "cli-a", "--access-token", "cli-b", "--denied-token", "cli-d",
-            "--token-lifetime", "60", "--mint-key", keyFile], { stdio: ["ignore", "pipe", "pipe"] });
+            "--token-lifetime", "60", "--missing-service", "404", "--propagation-ms", "0", "--mint-key", keyFile], { stdio: ["ignore", "pipe", "pipe"] });
         const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
         try {
             let stdout = "";
@@ -189,6 +189,7 @@ describe("emulator: operations", function () {
             const ok = await call("POST", `${line}services/${SERVICE}:getIamPolicy`, { token: "cli-b" });
             expect(ok.status).to.equal(200);
             expect((await call("POST", `${line}services/${SERVICE}:getIamPolicy`, { token: "cli-d" })).status).to.equal(403);
+            expect((await call("POST", `${line}services/none.example.com:getIamPolicy`, { token: "cli-a" })).status).to.equal(404);
             const origin = line.slice(0, -"/v1/".length);
             const t = await call("POST", `${origin}/token`, { body: { grant_type: "refresh_token", refresh_token: "x", client_id: "y", client_secret: "z" } });
             expect(t.status).to.equal(400);
@@ -200,15 +201,17 @@ describe("emulator: operations", function () {
         }
     });
 
-    it("CLI: refuses bad flags with exit status 2", async () => {
-        const child = spawn(join(ROOT, "bin", "cloud-emulator"), ["--fault-rate", "3"], { stdio: ["ignore", "pipe", "pipe"] });
-        let stderr = "";
-        let stdout = "";
-        child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-        child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
-        const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
-        expect(code).to.equal(2);
-        expect(stdout).to.equal("");
-        expect(stderr).to.contain("--fault-rate");
-    });
+    for (const [flag, value] of [["--fault-rate", "3"], ["--missing-service", "500"], ["--propagation-ms", "-1"]]) {
+        it(`CLI: refuses ${flag} ${value} with exit status 2`, async () => {
+            const child = spawn(join(ROOT, "bin", "cloud-emulator"), [flag, value], { stdio: ["ignore", "pipe", "pipe"] });
+            let stderr = "";
+            let stdout = "";
+            child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+            child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
+            const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
+            expect(code).to.equal(2);
+            expect(stdout).to.equal("");
+            expect(stderr).to.contain(flag);
+        });
+    }
 });

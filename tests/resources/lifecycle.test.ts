@@ -227,6 +227,24 @@ describe("policy resources", function () {
         expect(res.failures.map((f) => f.property).sort()).to.deep.equal(["bindings[0].members", "bindings[0].role"]);
     });
 
+    it("confirms a write through IAM's propagation delay (reads lag the write by 700 ms)", async () => {
+        const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+        const inputs = { serviceName: SERVICE, role: "roles/servicemanagement.reporter", member: "user:lagging@example.com" };
+        stack.emu.setBehavior({ propagationMs: 700 });
+        try {
+            stack.emu.resetRequests();
+            const started = Date.now();
+            await stack.plugin.create(type, inputs);
+            // The create returned only once a read showed the grant: not before the window closed.
+            expect(Date.now() - started).to.be.greaterThan(650);
+            expect(stack.emu.requests.filter((r) => r.path.endsWith(":getIamPolicy")).length).to.be.greaterThan(2);
+            await stack.plugin.delete(type, `services/${SERVICE} ${inputs.role} ${inputs.member}`, inputs);
+        } finally {
+            stack.emu.setBehavior({ propagationMs: 0 });
+        }
+        expect(grants(stack.emu.getPolicy(`services/${SERVICE}`))).to.not.include(`roles/servicemanagement.reporter user:lagging@example.com`);
+    });
+
     it("reports a missing service as gone on refresh and an unknown service on create (API answers 404)", async () => {
         const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
         const inputs = { serviceName: "gone.endpoints.p.cloud.goog", role: "roles/viewer", member: "user:a@example.com" };
