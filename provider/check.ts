@@ -34,7 +34,12 @@ function typeName(t: TypeSpec): string {
 }
 
 /** Checks one value against a type; pushes failures, returns whether it matched. */
-function checkType(t: TypeSpec, v: Value, path: string, out: Checked<Properties>): boolean {
+/** Where a check stands: what it found so far, and whether each property's own rule applies. */
+interface Run extends Checked<Properties> {
+    rules: boolean;
+}
+
+function checkType(t: TypeSpec, v: Value, path: string, out: Run): boolean {
     if (v === UNKNOWN_VALUE) {
         out.unknowns.push(path);
         return true;
@@ -57,7 +62,7 @@ function checkType(t: TypeSpec, v: Value, path: string, out: Checked<Properties>
     }
 }
 
-function checkInto(props: Properties, input: PropertyMap, prefix: string, out: Checked<Properties>): boolean {
+function checkInto(props: Properties, input: PropertyMap, prefix: string, out: Run): boolean {
     const before = out.failures.length;
     for (const key of Object.keys(input)) {
         if (!(key in props)) {
@@ -78,7 +83,7 @@ function checkInto(props: Properties, input: PropertyMap, prefix: string, out: C
             }
             continue;
         }
-        if (checkType(prop.type.spec, v, path, out) && prop.check && !out.unknowns.includes(path)) {
+        if (checkType(prop.type.spec, v, path, out) && out.rules && prop.check && !out.unknowns.includes(path)) {
             const problem = prop.check(v);
             if (problem) out.failures.push({ property: path, reason: `\`${path}\`: ${problem}` });
         }
@@ -88,20 +93,49 @@ function checkInto(props: Properties, input: PropertyMap, prefix: string, out: C
 
 /**
  * Checks a property map against declared properties. `ignore` names keys that may be present without
- * being declared (the engine adds some, e.g. `version` to provider inputs).
+ * being declared (the engine adds some, e.g. `version` to provider inputs). With `rules` false only the shape
+ * is checked (types, required properties), not each property's own rule: for state, which holds what Google
+ * wrote rather than what a user typed.
  */
 export function checkProperties<P extends Properties>(
     props: P,
     input: PropertyMap,
     ignore: (key: string) => boolean = () => false,
+    rules = true,
 ): Checked<P> {
-    const out: Checked<Properties> = { values: {} as Values<Properties>, failures: [], unknowns: [] };
+    const out: Run = { values: {} as Values<Properties>, failures: [], unknowns: [], rules };
     const considered: PropertyMap = {};
     for (const [k, v] of Object.entries(input)) if (!ignore(k)) considered[k] = v;
     checkInto(props, considered, "", out);
     const values: PropertyMap = {};
     for (const k of Object.keys(props)) if (considered[k] !== undefined && considered[k] !== null) values[k] = considered[k];
     return { values: values as Values<P>, failures: out.failures, unknowns: out.unknowns };
+}
+
+/**
+ * Failures of secret properties, with the secret's value taken out of the reason: the rule is still named, the
+ * value never (a failure reaches the engine's output and logs in plain text). `secrets` names top-level keys.
+ */
+export function concealSecrets(failures: Failure[], input: PropertyMap, secrets: ReadonlySet<string>): Failure[] {
+    return failures.map((f) => {
+        const root = f.property.split(/[.[]/)[0];
+        if (!secrets.has(root)) return f;
+        const strings: string[] = [];
+        const collect = (v: Value): void => {
+            if (typeof v === "string") strings.push(v);
+            else if (Array.isArray(v)) v.forEach(collect);
+            else if (typeof v === "object" && v !== null) Object.values(v).forEach(collect);
+        };
+        collect(input[root] ?? null);
+        let reason = f.reason;
+        // Longest first, quoted forms (whole, or shortened the way names.ts shows long values) before bare ones.
+        for (const text of strings.filter((t) => t.length > 0).sort((a, b) => b.length - a.length)) {
+            for (const shown of [JSON.stringify(text), JSON.stringify(`${text.slice(0, 64)}…`), text]) {
+                reason = reason.split(shown).join("the secret value");
+            }
+        }
+        return { property: f.property, reason: `(\`${root}\` is a secret) ${reason}` };
+    });
 }
 
 /** Inputs that reached an operation without passing Check (a malformed request): answered INVALID_ARGUMENT. */

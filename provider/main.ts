@@ -34,9 +34,16 @@ async function main(): Promise<void> {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
-    // A bug must not crash the engine's deployment: report it and keep serving.
-    process.on("uncaughtException", (e) => log.error(`unexpected error: ${e instanceof Error ? e.message : String(e)}`));
-    process.on("unhandledRejection", (e) => log.error(`unexpected rejection: ${e instanceof Error ? e.message : String(e)}`));
+    // A bug leaves the plugin in a state nobody knows: say so with its context, and exit non-zero so the engine
+    // reports a failed plugin rather than trusting answers from it.
+    const crash = (what: string) => (e: unknown) => {
+        log.error(`${what}: ${e instanceof Error ? e.stack ?? e.message : String(e)}; the plugin stops`);
+        process.stderr.write(`pulumi-resource-cloud: ${what}: ${e instanceof Error ? e.message : String(e)}\n`);
+        process.exitCode = 1;
+        setTimeout(() => process.exit(1), 200); // lets the engine's Log call go out
+    };
+    process.on("uncaughtException", crash("unexpected error"));
+    process.on("unhandledRejection", crash("unexpected rejection"));
 }
 
 main().catch((e: unknown) => {

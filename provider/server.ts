@@ -11,7 +11,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { checkProperties, Failure, InputError } from "./check";
+import { checkProperties, concealSecrets, Failure, InputError } from "./check";
 import { checkConfig, configFromRequest, configProperties, isEngineKey, parseDuration, ResolvedConfig, resolveConfig } from "./config";
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
@@ -22,6 +22,7 @@ import { Logger } from "./log";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, Value } from "./properties";
 import { resources } from "./resources";
 import * as lifecycle from "./resources/lifecycle";
+import { PolicyOwners } from "./resources/owners";
 import { ResourceDefinition } from "./resources/resource";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
@@ -92,6 +93,7 @@ export class Provider {
     private configUnknown = false;
     private fetcher?: IamFetcher;
     private schema?: string;
+    private readonly owners = new PolicyOwners();
 
     constructor(private readonly log: Logger) {}
 
@@ -194,11 +196,17 @@ export class Provider {
     async invoke(req: pb.InvokeRequest): Promise<pb.InvokeResponse> {
         const fn = functionsByToken.get(req.getTok());
         if (!fn) throw unknownFunction(req.getTok());
-        const { value, secret } = unwrap(toMap(req.getArgs()));
-        const args = (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}) as PropertyMap;
+        const args: PropertyMap = {};
+        const secrets = new Set<string>();
+        for (const [k, v] of Object.entries(toMap(req.getArgs()))) {
+            const u = unwrap(v);
+            args[k] = u.value;
+            if (u.secret) secrets.add(k);
+        }
+        const secret = secrets.size > 0;
         const checked = checkProperties(fn.inputs, args);
         const res = new pb.InvokeResponse();
-        if (checked.failures.length) return res.setFailuresList(failuresOf(checked.failures));
+        if (checked.failures.length) return res.setFailuresList(failuresOf(concealSecrets(checked.failures, args, secrets)));
         if (checked.unknowns.length) {
             // During a preview an argument may depend on a resource not created yet: the result is unknown
             // too, and nothing is asked of the API. Outside a preview that is an error.
@@ -209,7 +217,10 @@ export class Provider {
                 }))));
             }
             const unknown: PropertyMap = {};
-            for (const k of Object.keys(fn.outputs)) unknown[k] = k in args && !checked.unknowns.includes(k) ? args[k] : UNKNOWN_VALUE;
+            // Known arguments are echoed as they came: a secret one stays secret.
+            for (const k of Object.keys(fn.outputs)) {
+                unknown[k] = k in args && !checked.unknowns.includes(k) ? (secrets.has(k) ? makeSecret(args[k]) : args[k]) : UNKNOWN_VALUE;
+            }
             return res.setReturn(toStruct(unknown));
         }
         const result = (await fn.invoke(checked.values, this.context())) as Record<string, Value>;
@@ -243,7 +254,13 @@ export class Provider {
     }
 
     check(req: pb.CheckRequest): pb.CheckResponse {
-        const { inputs, failures } = lifecycle.check(this.resource(typeOf(req)), toMap(req.getNews()));
+        const def = this.resource(typeOf(req));
+        const { inputs, failures } = lifecycle.check(def, toMap(req.getNews()));
+        // Check sees every resource of the program on every preview and update: where a Policy resource and a
+        // Binding or Member share a parent, say so (once per pair).
+        const owner = failures.length ? undefined : lifecycle.owner(def, inputs);
+        const warning = owner && this.owners.note(req.getUrn(), owner.parent, owner.scope);
+        if (warning) this.log.warn(warning);
         return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
     }
 
@@ -353,12 +370,12 @@ export async function serve(log: Logger): Promise<{ port: number; shutdown(): Pr
     return {
         port,
         shutdown: () => new Promise<void>((resolve) => {
-            // Drop reads, finish writes already sent, answer the calls in flight; never hang the engine:
-            // force after a short grace period.
+            // Drop reads, finish writes already sent, answer the calls in flight; never hang the engine: it
+            // kills a plugin 5 s after SIGINT, so force just before that.
             const force = setTimeout(() => {
                 server.forceShutdown();
                 resolve();
-            }, 800);
+            }, 4000);
             void provider.drain().finally(() => server.tryShutdown(() => {
                 clearTimeout(force);
                 resolve();

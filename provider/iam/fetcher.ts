@@ -17,6 +17,8 @@ export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
 
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 const RETRY_NETWORK = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
+/** Answers that mean a wrong endpoint far more often than a blip: one quick retry, then fail naming it. */
+const UNREACHABLE: Record<string, string> = { ECONNREFUSED: "the connection was refused", ENOTFOUND: "the host name is unknown" };
 
 export interface FetcherOptions {
     /** Base URL ending in `/` (e.g. https://servicemanagement.googleapis.com/v1/). */
@@ -68,9 +70,9 @@ export class IamFetcher {
      * Reads a parent's policy at version 3. Identical concurrent reads share one request, unless `fresh`
      * asks for a read that starts now (a read-modify-write must not reuse a read begun before its lock).
      */
-    getIamPolicy(parent: Parent, opts: { fresh?: boolean } = {}): Promise<Policy> {
+    getIamPolicy(parent: Parent, opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
         const body = { options: { requestedPolicyVersion: 3 } };
-        if (opts.fresh) return this.call(parent, "getIamPolicy", body);
+        if (opts.fresh) return this.call(parent, "getIamPolicy", body, opts.deadline);
         const key = parentName(parent);
         const pending = this.reads.get(key);
         if (pending) return pending;
@@ -84,18 +86,27 @@ export class IamFetcher {
      * Writes a parent's policy at version 3. With the policy's etag set, the write fails with ABORTED (409)
      * if the policy changed since it was read: the caller redoes its read-modify-write.
      */
-    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs"): Promise<Policy> {
+    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs", deadline?: number): Promise<Policy> {
         if (this.draining) {
             return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
                 undefined, Code.CANCELLED));
         }
-        const write = this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask });
+        const key = parentName(parent);
+        const write = this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline)
+            .then((written) => {
+                // A shared read in flight may have begun before this write: no later lookup may join it.
+                this.reads.delete(key);
+                return written;
+            });
         const tracked = write.catch(() => undefined).finally(() => this.writesInFlight.delete(tracked));
         this.writesInFlight.add(tracked);
         return write;
     }
 
-    /** Aborts every request in flight (the engine's Cancel); later calls work again. A write is one atomic call. */
+    /**
+     * The engine's Cancel: aborts reads in flight and every wait (backoff, token); a write already sent is let
+     * finish, so what it reports is what the policy holds. Later calls work again.
+     */
     cancelAll(): void {
         this.reading.abort();
         this.writing.abort();
@@ -122,7 +133,8 @@ export class IamFetcher {
 
     close(): void {
         this.cancelAll();
-        this.agent.destroy();
+        // Writes already sent keep their connections until answered.
+        void Promise.all(this.writesInFlight).then(() => this.agent.destroy());
     }
 
     /** Request options for one call, built from the base URL once parsed (no URL parsing per request). */
@@ -136,12 +148,12 @@ export class IamFetcher {
         };
     }
 
-    private async call(parent: Parent, verb: Verb, body: object): Promise<Policy> {
+    /** One API call with its retries, within `deadline` (the operation's, when it is part of one). */
+    private async call(parent: Parent, verb: Verb, body: object, deadline = Date.now() + this.options.requestTimeoutMs): Promise<Policy> {
         const o = this.options;
         const url = this.target(parent, verb);
         const payload = JSON.stringify(body);
         const started = Date.now();
-        const deadline = started + o.requestTimeoutMs;
         const signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal;
         let backoff = o.initialBackoffMs ?? 250;
         let last = "";
@@ -149,12 +161,20 @@ export class IamFetcher {
             if (signal.aborted) throw cancelled(verb, parent);
             let answer: Answer | undefined;
             try {
-                const authorization = await o.credentials.authorization();
-                answer = await this.send(url, payload, authorization, deadline - Date.now(), signal);
+                const authorization = await bounded(o.credentials.authorization(), deadline, signal,
+                    () => new IamError(`no access token was obtained from ${o.credentials.source} within the request timeout ` +
+                        "(raise cloud:requestTimeout to wait longer, or check the token endpoint)", undefined, Code.DEADLINE_EXCEEDED));
+                // A write once sent is never aborted: it may land, and then it must be reported as done.
+                answer = await this.send(url, payload, authorization, deadline - Date.now(), verb === "setIamPolicy" ? undefined : signal);
             } catch (e) {
                 if (signal.aborted) throw cancelled(verb, parent);
+                if (e instanceof IamError) throw e;
                 if (e instanceof CredentialsError) throw new IamError(e.message, undefined, Code.UNAUTHENTICATED);
                 const code = (e as NodeJS.ErrnoException).code ?? "";
+                if (UNREACHABLE[code] && attempt >= 2) {
+                    throw new IamError(`cannot reach ${this.base.origin} for ${verb} of ${parentName(parent)}: ${UNREACHABLE[code]}. ` +
+                        "Check cloud:serviceManagementCustomEndpoint (or GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT)", undefined, Code.UNAVAILABLE);
+                }
                 if (!RETRY_NETWORK.has(code) && !/socket hang up/.test(String(e))) {
                     throw new IamError(`${verb} of ${parentName(parent)} failed: ${redact(String((e as Error).message ?? e))}`,
                         undefined, Code.UNAVAILABLE);
@@ -181,7 +201,7 @@ export class IamFetcher {
         }
     }
 
-    private send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+    private send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer> {
         const headers: http.OutgoingHttpHeaders = {
             "Authorization": authorization,
             "Content-Type": "application/json",
@@ -259,6 +279,21 @@ function parsePolicy(body: string, verb: Verb, parent: Parent): Policy {
         // fall through
     }
     throw new IamError(`${verb} of ${parentName(parent)} returned a body that is not a policy`, undefined, Code.UNKNOWN);
+}
+
+/** `work`, or the error of `expired()` once the deadline passes, or CANCELLED when `signal` aborts first. */
+export function bounded<T>(work: Promise<T>, deadline: number, signal: AbortSignal | undefined, expired: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => finish(() => reject(expired())), Math.max(0, deadline - Date.now()));
+        const onAbort = () => finish(() => reject(new IamError("cancelled", undefined, Code.CANCELLED)));
+        signal?.addEventListener("abort", onAbort, { once: true });
+        function finish(settle: () => void): void {
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", onAbort);
+            settle();
+        }
+        work.then((v) => finish(() => resolve(v)), (e: unknown) => finish(() => reject(e)));
+    });
 }
 
 function cancelled(verb: Verb, parent: Parent): IamError {

@@ -4,19 +4,27 @@
 // the request timeout; then confirm by re-reading, as IAM is eventually consistent.
 
 import { Code, IamError } from "./errors";
-import { IamFetcher } from "./fetcher";
+import { bounded, IamFetcher } from "./fetcher";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 
 /** One queue per policy, shared by every fetcher of this process (a reconfigure builds a new fetcher). */
 const locks = new Map<string, Promise<unknown>>();
 
-async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+/** Runs `fn` once every earlier holder of `key` is done; waiting counts against the operation's deadline. */
+async function withLock<T>(key: string, deadline: number, fn: () => Promise<T>): Promise<T> {
     const prior = locks.get(key) ?? Promise.resolve();
-    const run = prior.catch(() => undefined).then(fn);
+    let expired = false;
+    // The queue still waits for `prior`; a caller that gave up waiting never runs.
+    const run = prior.catch(() => undefined).then(() => (expired ? Promise.reject(new Error("gave up waiting")) : fn()));
     const tail = run.catch(() => undefined);
     locks.set(key, tail);
     try {
+        await bounded(prior.catch(() => undefined), deadline, undefined, () => {
+            expired = true;
+            return new IamError(`the policy of ${key} stayed locked by other changes in this deployment for the whole ` +
+                "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED);
+        });
         return await run;
     } finally {
         if (locks.get(key) === tail) locks.delete(key);
@@ -52,15 +60,16 @@ export function modifyPolicy(
     opts: ModifyOptions = {},
 ): Promise<ModifyResult> {
     const name = parentName(parent);
-    return withLock(name, async () => {
-        const deadline = Date.now() + iam.requestTimeoutMs;
+    // One deadline for the whole operation: the lock wait, every read, write, retry and confirming read.
+    const deadline = Date.now() + iam.requestTimeoutMs;
+    return withLock(name, deadline, async () => {
         let backoff = opts.initialBackoffMs ?? 1000;
         for (let conflicts = 0; ; conflicts++) {
-            const current = await iam.getIamPolicy(parent, { fresh: true });
+            const current = await iam.getIamPolicy(parent, { fresh: true, deadline });
             const next = change(current);
             if (next === undefined) return { policy: current, conflicts };
             try {
-                const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, opts.updateMask);
+                const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, opts.updateMask, deadline);
                 await confirm(iam, parent, opts.confirm, deadline);
                 return { policy: written, conflicts };
             } catch (e) {
@@ -84,7 +93,7 @@ async function confirm(iam: IamFetcher, parent: Parent, shows: ((p: Policy) => b
     for (let read = 1; ; read++) {
         let policy: Policy;
         try {
-            policy = await iam.getIamPolicy(parent, { fresh: true });
+            policy = await iam.getIamPolicy(parent, { fresh: true, deadline });
         } catch (e) {
             // Cancelled (shutdown): the write itself went through; report it done rather than failed.
             if (e instanceof IamError && e.code === Code.CANCELLED) return;

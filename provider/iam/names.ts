@@ -81,10 +81,13 @@ export function parentOf(serviceName: string, consumerProject?: string): Parent 
 
 const ROLE = /^(?:roles\/[A-Za-z0-9_.]{1,64}|projects\/[^/\s]+\/roles\/[A-Za-z0-9_.]{1,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{1,64})$/;
 const EMAIL = /^[^\s@:]+@[^\s@:]+$/;
+/** GKE workload identity: `serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA]`. */
+const WORKLOAD_IDENTITY = /^[a-z][a-z0-9-]{4,28}[a-z0-9]\.svc\.id\.goog\[[a-z0-9-]{1,63}\/[a-z0-9.-]{1,253}\]$/;
 const DELETED = /^deleted:(?:(?:user|group|serviceAccount):[^\s@:]+@[^\s@:?]+\?uid=[0-9]+|principal:\/\/\S+)$/;
 
 export const ROLE_FORMS = "a role is roles/NAME, projects/PROJECT/roles/NAME or organizations/ORG/roles/NAME";
-export const MEMBER_FORMS = "a member is user:EMAIL, group:EMAIL, serviceAccount:EMAIL, domain:DOMAIN, principal://…, " +
+export const MEMBER_FORMS = "a member is user:EMAIL, group:EMAIL, serviceAccount:EMAIL, " +
+    "serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA], domain:DOMAIN, principal://…, " +
     "principalSet://…, allUsers, allAuthenticatedUsers or projectOwner:/projectEditor:/projectViewer:PROJECT";
 
 export function isValidRole(role: string): boolean {
@@ -101,9 +104,10 @@ export function isValidMember(m: string, opts: { allowDeleted?: boolean } = {}):
     if (colon <= 0) return false;
     const rest = m.slice(colon + 1);
     switch (m.slice(0, colon)) {
+        case "serviceAccount":
+            return EMAIL.test(rest) || WORKLOAD_IDENTITY.test(rest);
         case "user":
         case "group":
-        case "serviceAccount":
             return EMAIL.test(rest);
         case "domain":
             return /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(rest) && rest.includes(".");
@@ -137,4 +141,19 @@ export function memberProblem(member: string): string | undefined {
             "cannot be configured; remove it";
     }
     return isValidMember(member) ? undefined : `${JSON.stringify(member)} is not a valid member: ${MEMBER_FORMS}`;
+}
+
+/** Member kinds whose value IAM compares without regard to letter case (emails and domains; also when deleted). */
+const CASE_FREE = /^(?:deleted:)?(?:user|group|serviceAccount|domain):/;
+
+/**
+ * A member's identity as IAM compares it: email addresses and domains in lower case (IAM stores them so and
+ * ignores their case), everything else — `principal://` identifiers above all — exactly as written.
+ */
+export function memberKey(member: string): string {
+    return CASE_FREE.test(member) ? member.toLowerCase() : member;
+}
+
+export function sameMember(a: string, b: string): boolean {
+    return a === b || memberKey(a) === memberKey(b);
 }

@@ -1,7 +1,7 @@
 // The IAM policy shape of the API, and its canonical form: the one way this package turns a policy into
 // `policyData`, so semantically equal policies always give byte-equal strings.
 
-import { memberProblem, roleProblem } from "./names";
+import { memberKey, memberProblem, roleProblem } from "./names";
 
 export interface Condition {
     expression: string;
@@ -135,6 +135,20 @@ export function canonicalPolicy(policy: Policy): CanonicalPolicy {
 /** `policyData`: the canonical policy as compact JSON. Equal policies give byte-equal strings. */
 export function policyData(policy: Policy): string {
     return JSON.stringify(canonicalPolicy(policy));
+}
+
+/**
+ * policyData with every member as IAM tells members apart (emails in lower case): what a Policy resource
+ * compares, so a policy Google stored with its own letter case is the one that was written.
+ */
+export function comparablePolicyData(policy: Policy): string {
+    return policyData({
+        bindings: (policy.bindings ?? []).map((b) => ({ ...b, members: (b.members ?? []).map(memberKey) })),
+        auditConfigs: (policy.auditConfigs ?? []).map((a) => ({
+            ...a,
+            auditLogConfigs: (a.auditLogConfigs ?? []).map((l) => (l.exemptedMembers ? { ...l, exemptedMembers: l.exemptedMembers.map(memberKey) } : l)),
+        })),
+    });
 }
 
 /** True when a policy has any conditional binding (it must then be read and written at version 3). */

@@ -9,8 +9,14 @@ import { property, Properties, types } from "../define";
 import { IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { modifyPolicy } from "../iam/modify";
-import { checkProjectId, checkServiceName, memberProblem, Parent, parentName, projectIdProblem, roleProblem, serviceNameProblem } from "../iam/names";
-import { Binding, canonicalBindings, canonicalCondition, Condition, conditionProblem, parsePolicyData, Policy, policyData, policyDataProblem } from "../iam/policy";
+import {
+    checkProjectId, checkServiceName, memberKey, memberProblem, Parent, parentName, projectIdProblem, roleProblem, sameMember,
+    serviceNameProblem,
+} from "../iam/names";
+import {
+    Binding, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, conditionProblem, parsePolicyData, Policy, policyData,
+    policyDataProblem,
+} from "../iam/policy";
 import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
 
 export type ParentKind = Parent["kind"];
@@ -104,6 +110,11 @@ function withoutGrant(bindings: Binding[] | undefined, role: string, condition: 
     return (bindings ?? []).filter((b) => !sameGrant(b, role, condition));
 }
 
+/** Members as IAM tells them apart, sorted and deduplicated: what Diff and confirmation compare. */
+function memberKeys(members: readonly string[]): string[] {
+    return [...new Set(members.map(memberKey))].sort();
+}
+
 /** `<parent> <role>[ <member>][ <condition title>]`: Terraform's IDs for bindings and members. */
 function grantId(parent: Parent, parts: (string | undefined)[]): string {
     return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
@@ -130,7 +141,10 @@ function grantProperties(kind: ParentKind, resource: string, conditionMeaning: s
 
 const POLICY_DELETE_NOTE =
     "Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on " +
-    "it is removed, including ones made outside Pulumi.";
+    "it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same " +
+    "parent: each update would remove their grants and each refresh bring them back (the plugin warns).";
+const NOT_WITH_POLICY = "Do not combine it with the Policy resource of the same parent, which owns the whole policy " +
+    "and would remove this grant on every update (the plugin warns).";
 
 export function policyResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamPolicy`;
@@ -150,11 +164,11 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
     };
     const write = async (i: In, ctx: ResourceContext) => {
         const want = desired(i);
-        const wanted = policyData(want);
+        const wanted = comparablePolicyData(want);
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
-            policyData(current) === wanted ? undefined : want, {
+            comparablePolicyData(current) === wanted ? undefined : want, {
             updateMask: "bindings,etag,auditConfigs",
-            confirm: (p) => policyData(p) === wanted,
+            confirm: (p) => comparablePolicyData(p) === wanted,
         });
         return { etag: policy.etag ?? "" };
     };
@@ -167,10 +181,11 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         outputs: etagOutput,
         deleteBeforeReplace: false,
         id: (i) => parentName(parentOf(kind, i)),
+        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "policy" }),
         parseId: (id) => parseParent(kind, id) as In | string,
         canonical: (i) => {
             const parsed = parsePolicyData(i.policyData);
-            return { ...parentInputs(kind, i), policyData: "problem" in parsed ? i.policyData : policyData(parsed.policy) };
+            return { ...parentInputs(kind, i), policyData: "problem" in parsed ? i.policyData : comparablePolicyData(parsed.policy) };
         },
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
@@ -204,8 +219,10 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
     const write = async (i: In, ctx: ResourceContext) => {
         const members = [...new Set(i.members)].sort();
         const binding: Binding = { role: i.role, members, ...(i.condition ? { condition: i.condition } : {}) };
-        const owned = (p: Policy) => canonicalBindings((p.bindings ?? []).filter((b) => sameGrant(b, i.role, i.condition)));
-        const want = JSON.stringify(canonicalBindings([binding]));
+        // Every binding of the role + condition (Google may hold duplicates) is replaced by this one; members
+        // compare as IAM compares them.
+        const owned = (p: Policy) => memberKeys((p.bindings ?? []).filter((b) => sameGrant(b, i.role, i.condition)).flatMap((b) => b.members));
+        const want = JSON.stringify(memberKeys(members));
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
             JSON.stringify(owned(current)) === want ? undefined
                 : { ...current, bindings: [...withoutGrant(current.bindings, i.role, i.condition), binding] }, {
@@ -218,11 +235,13 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         token: `cloud:endpoints/${kind === "service" ? "serviceIamBinding" : "consumersIamBinding"}:${name}`,
         description: `Authoritative for one role (and condition) in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
             "its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. " +
+            `${NOT_WITH_POLICY} ` +
             "Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.",
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,
         id: (i) => grantId(parentOf(kind, i), [i.role, i.condition?.title]),
+        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "grant" }),
         parseId: (id) => {
             const [p, role, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -233,7 +252,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         canonical: (i) => ({
             ...parentInputs(kind, i),
             role: i.role,
-            members: [...new Set(i.members)].sort(),
+            members: memberKeys(i.members),
             condition: conditionOf(i.condition),
         }),
         create: write,
@@ -267,12 +286,22 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         }),
     } as Properties;
     type In = ParentInputs & { role: string; member: string; condition?: Condition };
-    const has = (p: Policy, x: In) => (p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
+    const holds = (b: Binding, x: In) => sameGrant(b, x.role, x.condition) && b.members.some((m) => sameMember(m, x.member));
+    const has = (p: Policy, x: In) => (p.bindings ?? []).some((b) => holds(b, x));
     const write = async (x: In, ctx: ResourceContext) => {
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, x), (current) => {
             if (has(current, x)) return undefined;
-            const grant: Binding = { role: x.role, members: [x.member], ...(x.condition ? { condition: x.condition } : {}) };
-            return { ...current, bindings: [...(current.bindings ?? []), grant] };
+            // Folded into the binding of the role + condition (merging duplicates Google may hold), as
+            // Terraform does; a new binding only when there is none.
+            const bindings = current.bindings ?? [];
+            const mine = bindings.filter((b) => sameGrant(b, x.role, x.condition));
+            const grant: Binding = {
+                ...(mine[0] ?? { role: x.role, ...(x.condition ? { condition: x.condition } : {}) }),
+                members: [...new Set([...mine.flatMap((b) => b.members), x.member])],
+            };
+            const at = mine.length ? bindings.indexOf(mine[0]) : bindings.length;
+            const rest = bindings.filter((b) => !mine.includes(b));
+            return { ...current, bindings: [...rest.slice(0, at), grant, ...rest.slice(at)] };
         }, { updateMask: "bindings,etag", confirm: (p) => has(p, x) });
         return { etag: policy.etag ?? "" };
     };
@@ -280,11 +309,13 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         token: `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`,
         description: `Grants one role to one member in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}, ` +
             "leaving every other grant alone (non-authoritative). Deleting it removes only that member. " +
+            `${NOT_WITH_POLICY} ` +
             "Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.",
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,
         id: (i) => grantId(parentOf(kind, i), [i.role, i.member, i.condition?.title]),
+        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "grant" }),
         parseId: (id) => {
             const [p, role, member, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -295,14 +326,14 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         canonical: (i) => ({
             ...parentInputs(kind, i),
             role: i.role,
-            member: i.member,
+            member: memberKey(i.member),
             condition: conditionOf(i.condition),
         }),
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
         async read(x, ctx) {
             const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
-            const found = (policy?.bindings ?? []).find((b) => sameGrant(b, x.role, x.condition) && b.members.includes(x.member));
+            const found = (policy?.bindings ?? []).find((b) => holds(b, x));
             if (!policy || !found) return undefined;
             const condition = conditionOf(found.condition) ?? undefined;
             return {
@@ -315,7 +346,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
                 if (!has(current, x)) return undefined;
                 const bindings = (current.bindings ?? [])
-                    .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => m !== x.member) } : b))
+                    .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => !sameMember(m, x.member)) } : b))
                     .filter((b) => b.members.length > 0);
                 return { ...current, bindings };
             }, { updateMask: "bindings,etag", confirm: (p) => !has(p, x) }));

@@ -2,7 +2,7 @@
 // (unknowns in, unknowns out, no API call), secrets kept secret, import by ID. Each definition supplies
 // only its own behaviour (resource.ts).
 
-import { checkProperties, Failure, InputError } from "../check";
+import { checkProperties, concealSecrets, Failure, InputError } from "../check";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap } from "../properties";
 import { ResourceContext, ResourceDefinition } from "./resource";
 
@@ -26,12 +26,24 @@ function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyM
     return out;
 }
 
-/** The declared inputs, checked again: an operation never acts on inputs that would fail Check. */
-function validInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
+/**
+ * The declared inputs of what the user wrote, checked again: an operation never acts on inputs that would fail
+ * Check. State and old inputs are not judged by these rules: they hold what Google wrote (a `deleted:` member,
+ * a form newer than these rules), and refusing them would leave the resource impossible to update or delete.
+ */
+function validInputs(def: ResourceDefinition, values: PropertyMap, secrets: ReadonlySet<string>): PropertyMap {
     const inputs = declaredInputs(def, values);
     const { failures, unknowns } = checkProperties(def.inputs, inputs);
-    const all = [...failures, ...unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
+    const all = [...concealSecrets(failures, inputs, secrets), ...unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
     if (all.length) throw new InputError(all);
+    return inputs;
+}
+
+/** Inputs kept in state (or old inputs), of the declared shape but not judged by the input rules (see validInputs). */
+function stateInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
+    const inputs = declaredInputs(def, values);
+    const { failures } = checkProperties(def.inputs, inputs, () => false, false);
+    if (failures.length) throw new InputError(failures);
     return inputs;
 }
 
@@ -43,9 +55,15 @@ function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): Prop
 }
 
 export function check(def: ResourceDefinition, news: PropertyMap): { inputs: PropertyMap; failures: Failure[] } {
-    const { values } = plain(news);
+    const { values, secrets } = plain(news);
     const { failures } = checkProperties(def.inputs, values);
-    return { inputs: news, failures };
+    return { inputs: news, failures: concealSecrets(failures, values, secrets) };
+}
+
+/** Which parent the resource manages and how, once its inputs are known; undefined while they are not. */
+export function owner(def: ResourceDefinition, news: PropertyMap): { parent: string; scope: "policy" | "grant" } | undefined {
+    const { values, unknowns } = plain(news);
+    return unknowns.size ? undefined : def.owns(declaredInputs(def, values));
 }
 
 export interface DiffResult {
@@ -93,9 +111,9 @@ export async function create(def: ResourceDefinition, news: PropertyMap, preview
     Promise<{ id: string; properties: PropertyMap }> {
     const { values, secrets, unknowns } = plain(news);
     if (preview) {
-        return { id: unknowns.size ? "" : def.id(validInputs(def, values)), properties: { ...news, ...unknownOutputs(def) } };
+        return { id: unknowns.size ? "" : def.id(validInputs(def, values, secrets)), properties: { ...news, ...unknownOutputs(def) } };
     }
-    const inputs = validInputs(def, values);
+    const inputs = validInputs(def, values, secrets);
     const outputs = await def.create(inputs, ctx);
     return { id: def.id(inputs), properties: state(inputs, outputs, secrets) };
 }
@@ -104,8 +122,8 @@ export async function update(def: ResourceDefinition, olds: PropertyMap, news: P
     Promise<PropertyMap> {
     if (preview) return { ...news, ...unknownOutputs(def) };
     const { values, secrets } = plain(news);
-    const inputs = validInputs(def, values);
-    const outputs = await def.update(validInputs(def, plain(olds).values), inputs, ctx);
+    const inputs = validInputs(def, values, secrets);
+    const outputs = await def.update(stateInputs(def, plain(olds).values), inputs, ctx);
     return state(inputs, outputs, secrets);
 }
 
@@ -118,7 +136,7 @@ export async function read(def: ResourceDefinition, id: string, properties: Prop
     const known = plain(Object.keys(inputs).length ? inputs : properties);
     let wanted: PropertyMap;
     if (Object.keys(declaredInputs(def, known.values)).length) {
-        wanted = validInputs(def, known.values); // refresh: the inputs in state
+        wanted = stateInputs(def, known.values); // refresh: the inputs in state, as Google last showed them
     } else {
         const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
         if (typeof parsed === "string") return { property: "id", reason: parsed };
@@ -135,6 +153,6 @@ export async function read(def: ResourceDefinition, id: string, properties: Prop
 }
 
 export async function remove(def: ResourceDefinition, properties: PropertyMap, ctx: ResourceContext): Promise<void> {
-    await def.delete(validInputs(def, plain(properties).values), ctx);
+    await def.delete(stateInputs(def, plain(properties).values), ctx);
 }
 

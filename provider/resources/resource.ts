@@ -22,6 +22,11 @@ export interface ResourceDefinition<V = Record_, R = Record_> {
     readonly inputs: Properties;
     /** Outputs beyond the inputs (the state holds both). */
     readonly outputs: Properties;
+    /**
+     * What of its parent's policy the resource owns, and which parent: a Policy resource owns all of it, so it
+     * fights any Binding or Member on the same parent (the plugin warns).
+     */
+    owns(inputs: V): { parent: string; scope: "policy" | "grant" };
     /** Replace by deleting first: two resources with the same identity must never coexist (it would drop a grant). */
     readonly deleteBeforeReplace: boolean;
     /** The ID of the resource the inputs describe (Terraform's form). */

@@ -5,32 +5,15 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { EngineService } from "@pulumi/pulumi/proto/engine_grpc_pb";
-import { LogRequest } from "@pulumi/pulumi/proto/engine_pb";
-import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Emulator, startEmulator } from "../../emulator";
 import { isSecret, makeSecret, PropertyMap, Value } from "../../provider/properties";
+import { startEngine } from "../support/engine";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
 
 const TOKEN = "ya29.HYGIENE-c7f1e0d4b9a84e2f";
 const DENIED = "ya29.HYGIENE-DENIED-5e6f7a8b";
 const WRONG = "ya29.HYGIENE-WRONG-1a2b3c4d";
 const SERVICE = "hygiene.endpoints.my-project.cloud.goog";
-
-/** A stand-in for the engine's Log service, recording every message. */
-async function startEngine(): Promise<{ address: string; messages: string[]; close(): void }> {
-    const messages: string[] = [];
-    const server = new grpc.Server();
-    server.addService(EngineService, {
-        log: (call: grpc.ServerUnaryCall<LogRequest, Empty>, cb: grpc.sendUnaryData<Empty>) => {
-            messages.push(call.request.getMessage());
-            cb(null, new Empty());
-        },
-    });
-    const port = await new Promise<number>((resolve, reject) =>
-        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    return { address: `127.0.0.1:${port}`, messages, close: () => server.forceShutdown() };
-}
 
 /** Every string in a value, except inside secret-marked values. */
 function visibleStrings(v: Value | undefined, out: string[] = []): string[] {

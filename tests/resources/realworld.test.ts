@@ -1,0 +1,181 @@
+// The plugin over policies as Google really holds them, and under faults: never stuck, never lying, never
+// leaking. Each test drives the real plugin process against the emulator, which produces Google's own states
+// (deleted accounts, case-folded emails, duplicate role entries) and timings.
+
+import { expect } from "chai";
+import * as grpc from "@grpc/grpc-js";
+import * as net from "net";
+import { policyData } from "../../provider/iam/policy";
+import { isSecret, UNKNOWN_VALUE, type Value } from "../../provider/properties";
+import { startEngine } from "../support/engine";
+import { Plugin, rpcError, SERVICE_FN, useStack } from "../support/plugin";
+
+const TOKEN = "ya29.realworld-test-token";
+const SERVICE = "real.endpoints.my-project.cloud.goog";
+const PARENT = `services/${SERVICE}`;
+const ROLE = "roles/servicemanagement.serviceConsumer";
+const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
+const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
+
+describe("real-world policies and faults", function () {
+    this.timeout(60_000);
+    const stack = useStack(TOKEN, [SERVICE]);
+    const roleMembers = (role: string) => (stack.emu.getPolicy(PARENT).bindings ?? []).filter((b) => b.role === role);
+
+    beforeEach(() => stack.emu.setPolicy(PARENT, {}));
+
+    it("a Binding whose member Google rewrote as deleted:… refreshes, updates and deletes without state surgery", async () => {
+        const inputs = { serviceName: SERVICE, role: ROLE, members: ["user:keep@example.com", "user:leaver@example.com"] };
+        const created = await stack.plugin.create(BINDING, inputs);
+        const deleted = stack.emu.deletePrincipal("user:leaver@example.com");
+        const read = await stack.plugin.read(BINDING, created.id, created.properties, inputs);
+        expect(read.inputs.members).to.deep.equal([deleted, "user:keep@example.com"].sort());
+        const news = { ...inputs, members: ["user:keep@example.com", "user:new@example.com"] };
+        const updated = await stack.plugin.update(BINDING, created.id, read.inputs, news);
+        expect(roleMembers(ROLE)).to.deep.equal([{ role: ROLE, members: ["user:keep@example.com", "user:new@example.com"] }]);
+        await stack.plugin.delete(BINDING, created.id, updated);
+        expect(roleMembers(ROLE)).to.deep.equal([]);
+    });
+
+    it("a Policy whose state holds deleted:… and workload-identity members updates and deletes", async () => {
+        const gke = "serviceAccount:my-project.svc.id.goog[my-namespace/my-ksa]";
+        const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:leaver2@example.com", gke] }] });
+        expect((await stack.plugin.check(POLICY, { serviceName: SERVICE, policyData: data })).failures).to.deep.equal([]);
+        const created = await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: data });
+        const deleted = stack.emu.deletePrincipal("user:leaver2@example.com");
+        const read = await stack.plugin.read(POLICY, created.id, created.properties, { serviceName: SERVICE, policyData: data });
+        expect(read.inputs.policyData).to.contain(deleted);
+        const news = { serviceName: SERVICE, policyData: JSON.stringify({ bindings: [{ role: ROLE, members: [gke] }] }) };
+        const updated = await stack.plugin.update(POLICY, created.id, read.inputs, news);
+        expect(policyData(stack.emu.getPolicy(PARENT))).to.equal(policyData(JSON.parse(news.policyData)));
+        await stack.plugin.delete(POLICY, created.id, { ...updated, policyData: read.inputs.policyData });
+        expect(policyData(stack.emu.getPolicy(PARENT))).to.equal("{}");
+        // As an input, a deleted principal is still refused, with the reason.
+        const bad = await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: deleted });
+        expect(bad.failures[0].reason).to.contain("deleted principal");
+    });
+
+    it("a Member folds into its role's binding (merging duplicates Google holds); emails compare as IAM compares them", async () => {
+        stack.emu.setPolicy(PARENT, { bindings: [
+            { role: ROLE, members: ["user:x@example.com"] },
+            { role: "roles/viewer", members: ["user:v@example.com"] },
+            { role: ROLE, members: ["user:z@example.com"] },
+        ] });
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:Carol@Example.com" };
+        const created = await stack.plugin.create(MEMBER, inputs);
+        expect(roleMembers(ROLE)).to.deep.equal([{ role: ROLE, members: ["user:x@example.com", "user:z@example.com", "user:carol@example.com"] }]);
+        const read = await stack.plugin.read(MEMBER, created.id, created.properties, inputs);
+        expect(read.id, "found, though Google stored it in lower case").to.equal(created.id);
+        expect((await stack.plugin.diff(MEMBER, created.id, read.inputs, inputs)).diffs).to.deep.equal([]);
+        await stack.plugin.delete(MEMBER, created.id, read.properties);
+        expect(roleMembers(ROLE)).to.deep.equal([{ role: ROLE, members: ["user:x@example.com", "user:z@example.com"] }]);
+        // principal:// identifiers are compared exactly: another letter case is another principal.
+        const principal = "principal://iam.googleapis.com/locations/global/workforcePools/my-pool/subject/Ann";
+        const other = principal.replace("/Ann", "/ann");
+        await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: principal });
+        await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: other });
+        expect(roleMembers(ROLE)[0].members).to.include.members([principal, other]);
+    });
+
+    it("never quotes a secret value in a failure, and a preview lookup keeps secret arguments secret", async () => {
+        const secret = (value: Value): Value => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value });
+        const checked = await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: secret("user:SECRET-7f3a no-at-sign") });
+        expect(checked.failures.map((f) => f.property)).to.deep.equal(["member"]);
+        expect(checked.failures[0].reason).to.not.contain("SECRET-7f3a");
+        expect(checked.failures[0].reason).to.contain("is a secret").and.contain("not a valid member");
+        const invoked = await stack.plugin.invoke(SERVICE_FN, { serviceName: secret("Bad_SECRET-91c2") });
+        expect(JSON.stringify(invoked.failures)).to.not.contain("SECRET-91c2");
+        expect(invoked.failures[0].reason).to.contain("not a valid service name");
+        const preview = await stack.plugin.invoke("cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy",
+            { serviceName: UNKNOWN_VALUE, consumerProject: secret("secret-project") }, true);
+        expect(isSecret(preview.return!.consumerProject), "the echoed secret argument").to.equal(true);
+    });
+
+    it("fails fast, naming the endpoint and its config key, when the endpoint refuses connections", async () => {
+        const closed = await new Promise<number>((resolve) => {
+            const server = net.createServer().listen(0, "127.0.0.1", () => {
+                const { port } = server.address() as net.AddressInfo;
+                server.close(() => resolve(port));
+            });
+        });
+        await stack.configure({ "cloud:config:serviceManagementCustomEndpoint": `http://127.0.0.1:${closed}/v1/`, "cloud:config:requestTimeout": "60s" });
+        try {
+            const started = Date.now();
+            const err = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }));
+            expect(Date.now() - started, "not the 60 s request timeout").to.be.lessThan(5000);
+            expect(err.details).to.contain(`http://127.0.0.1:${closed}`).and.contain("connection was refused").and.contain("cloud:serviceManagementCustomEndpoint");
+        } finally {
+            await stack.configure();
+        }
+    });
+
+    it("bounds a whole operation by requestTimeout: reads, write and confirmation together", async () => {
+        await stack.configure({ "cloud:config:requestTimeout": "1s" });
+        stack.emu.setFaults({ latencyMs: 450, minLatencyMs: 450 });
+        try {
+            const started = Date.now();
+            const err = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:slow@example.com" }));
+            const elapsed = Date.now() - started;
+            expect(err.code).to.equal(grpc.status.DEADLINE_EXCEEDED);
+            expect(elapsed, "one budget, not one per HTTP call").to.be.lessThan(1500);
+        } finally {
+            stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+            await stack.configure();
+        }
+    });
+
+    it("bounds the token fetch by requestTimeout when the token endpoint never answers", async () => {
+        const silent = net.createServer(() => { /* accept, never answer */ });
+        await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+        const key = { ...stack.emu.mintServiceAccountKey(), token_uri: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/token` };
+        const { "cloud:config:accessToken": _token, ...vars } = stack.vars({ "cloud:config:credentials": JSON.stringify(key), "cloud:config:requestTimeout": "2s" });
+        await stack.plugin.configure(undefined, vars);
+        try {
+            const started = Date.now();
+            const err = await rpcError(stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }));
+            expect(Date.now() - started).to.be.lessThan(4000);
+            expect(err.details).to.contain("no access token was obtained");
+        } finally {
+            silent.close();
+            await stack.configure();
+        }
+    });
+
+    it("Cancel never reports a write that was sent as failed: the answer matches the policy", async () => {
+        stack.emu.setFaults({ latencyMs: 400, minLatencyMs: 400 });
+        try {
+            const member = "user:cancelled@example.com";
+            const create = stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member }).then(() => "ok", (e: grpc.ServiceError) => e.details);
+            await new Promise((r) => setTimeout(r, 600)); // the read is done; the write is in flight
+            await stack.plugin.empty("cancel");
+            const outcome = await create;
+            await new Promise((r) => setTimeout(r, 500));
+            const granted = roleMembers(ROLE).some((b) => b.members.includes(member));
+            expect(granted, "the write landed").to.equal(true);
+            expect(outcome, "so the create reports success").to.equal("ok");
+        } finally {
+            stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        }
+    });
+
+    it("warns through the engine log when a Policy and a Member manage the same parent", async () => {
+        const engine = await startEngine();
+        const plugin = await Plugin.start({ args: [engine.address] });
+        try {
+            await plugin.configure(undefined, stack.vars());
+            await plugin.check(POLICY, { serviceName: SERVICE, policyData: "{}" });
+            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" });
+            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" });
+            await new Promise((r) => setTimeout(r, 300));
+            const warnings = engine.messages.filter((m) => m.includes("both manage the IAM policy"));
+            expect(warnings).to.have.length(1);
+            expect(warnings[0]).to.contain("ServiceIamPolicy").and.contain("ServiceIamMember").and.contain(PARENT);
+        } finally {
+            await plugin.stop();
+            engine.close();
+        }
+    });
+});
+
+

@@ -1,0 +1,22 @@
+// A stand-in for the engine's Log service: what the plugin tells the user arrives here.
+
+import * as grpc from "@grpc/grpc-js";
+import { EngineService } from "@pulumi/pulumi/proto/engine_grpc_pb";
+import { LogRequest } from "@pulumi/pulumi/proto/engine_pb";
+import { Empty } from "google-protobuf/google/protobuf/empty_pb";
+
+/** A stand-in for the engine's Log service, recording every message. */
+export async function startEngine(): Promise<{ address: string; messages: string[]; close(): void }> {
+    const messages: string[] = [];
+    const server = new grpc.Server();
+    server.addService(EngineService, {
+        log: (call: grpc.ServerUnaryCall<LogRequest, Empty>, cb: grpc.sendUnaryData<Empty>) => {
+            messages.push(call.request.getMessage());
+            cb(null, new Empty());
+        },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    return { address: `127.0.0.1:${port}`, messages, close: () => server.forceShutdown() };
+}
+
