@@ -19,7 +19,7 @@ clone="$tmp/pulumi-resource-cloud"
 log="$tmp/log"
 cleanup() {
     # The npx cache entry for this clone (npx links the clone into ~/.npm/_npx/<hash>).
-    grep -l -F "$clone" "$(npm config get cache)"/_npx/*/package.json 2>/dev/null | xargs -r -n1 dirname | xargs -r rm -rf
+    grep -l -F "$clone" "$(npm config get cache 2>/dev/null)"/_npx/*/package.json 2>/dev/null | xargs -r -n1 dirname | xargs -r rm -rf
     rm -rf "$tmp"
 }
 trap cleanup EXIT
