@@ -134,12 +134,16 @@ function rawClient(emu: Emu): (i: number) => Promise<void> {
     });
 }
 
-/** The peer for invokes: the googleapis client's servicemanagement calls. */
+/**
+ * The peer for invokes: the googleapis client's servicemanagement calls. Imported from the package's own
+ * servicemanagement module (what `google.servicemanagement` returns), so the compile reads that API's types
+ * only, not the 400-odd other APIs `googleapis` declares.
+ */
 async function googleapisClient(emu: Emu): Promise<(i: number) => Promise<void>> {
-    const { google } = await import("googleapis");
-    const auth = new google.auth.OAuth2();
-    auth.setCredentials({ access_token: TOKEN });
-    const sm = google.servicemanagement({ version: "v1", auth, rootUrl: `${emu.origin}/` });
+    const { auth, servicemanagement } = await import("googleapis/build/src/apis/servicemanagement");
+    const client = new auth.OAuth2();
+    client.setCredentials({ access_token: TOKEN });
+    const sm = servicemanagement({ version: "v1", auth: client, rootUrl: `${emu.origin}/` });
     return async (i) => {
         await sm.services.consumers.getIamPolicy({ resource: consumerPath(i), requestBody: { options: { requestedPolicyVersion: 3 } } });
     };

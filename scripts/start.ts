@@ -1,15 +1,29 @@
 // The main job (`npm start`): start the emulator with sample data, launch the plugin exactly as the engine
-// does, configure it through Configure, invoke both lookups and print what they return.
-//
-//   npm start                                     # embedded emulator, sample data
-//   npm start -- --real --service S --consumer P  # a real endpoint with Application Default Credentials
+// does, configure it through Configure, invoke both lookups and print what they return. `--help` for usage.
 
 import { ChildProcess } from "child_process";
 import * as crypto from "crypto";
 import minimist from "minimist";
 import { spawnEmulator } from "../emulator";
-import { PropertyMap, Value } from "../provider/properties";
+import { configFromRequest, resolveConfig } from "../provider/config";
+import { credentialsFor } from "../provider/iam/auth";
+import { AuditConfig, Binding, parsePolicyData } from "../provider/iam/policy";
+import { PropertyMap } from "../provider/properties";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../tests/support/plugin";
+
+const USAGE = `usage: npm start [-- [--real --service NAME --consumer PROJECT [--endpoint URL]] [--help]]
+
+  (no flags)           start the emulator with sample data, run the plugin as the engine does, print both lookups
+  --real               run the same two lookups against the real Service Management API, with the credentials
+                       the provider would find: GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_CREDENTIALS, or Application
+                       Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the metadata server)
+  --service NAME       the service to read (with --real)
+  --consumer PROJECT   the consumer project to read (with --real)
+  --endpoint URL       another Service Management endpoint (with --real)
+  --help               print this text
+`;
+
+class UsageError extends Error {}
 
 
 const SAMPLE = {
@@ -30,10 +44,16 @@ async function seed(url: string, token: string): Promise<void> {
     };
     await post("services", { serviceName: SAMPLE.service, producerProjectId: "example-project" });
     await post("services", { serviceName: SAMPLE.other, producerProjectId: "example-project" });
-    await post(`services/${SAMPLE.service}:setIamPolicy`, { policy: { bindings: [
-        { role: "roles/servicemanagement.serviceConsumer", members: ["user:bob@example.com", "group:readers@example.com", "user:alice@example.com"] },
-        { role: "roles/servicemanagement.admin", members: ["serviceAccount:deployer@example-project.iam.gserviceaccount.com"] },
-    ] } });
+    await post(`services/${SAMPLE.service}:setIamPolicy`, { updateMask: "bindings,auditConfigs", policy: {
+        bindings: [
+            { role: "roles/servicemanagement.serviceConsumer", members: ["user:bob@example.com", "group:readers@example.com", "user:alice@example.com"] },
+            { role: "roles/servicemanagement.admin", members: ["serviceAccount:deployer@example-project.iam.gserviceaccount.com"] },
+        ],
+        auditConfigs: [{ service: "allServices", auditLogConfigs: [
+            { logType: "DATA_READ", exemptedMembers: ["user:bob@example.com"] },
+            { logType: "ADMIN_READ" },
+        ] }],
+    } });
     await post(`services/${SAMPLE.service}/consumers/${SAMPLE.consumer}:setIamPolicy`, { policy: { version: 3, bindings: [
         { role: "roles/servicemanagement.serviceController", members: ["serviceAccount:esp@consumer-project-1.iam.gserviceaccount.com"] },
         {
@@ -44,16 +64,29 @@ async function seed(url: string, token: string): Promise<void> {
     ] } });
 }
 
-function table(bindings: Value): string {
-    const rows = (Array.isArray(bindings) ? bindings : []) as { role: string; members: string[]; condition?: { title: string } }[];
-    if (rows.length === 0) return "  (no bindings)\n";
-    const roleWidth = Math.max(4, ...rows.map((b) => b.role.length + (b.condition ? b.condition.title.length + 7 : 0)));
-    let out = `  ${"ROLE".padEnd(roleWidth)}  MEMBERS\n`;
-    for (const b of rows) {
+/** Columns padded to their widest cell (header included), so every row lines up. */
+function columns(header: string[], rows: string[][]): string {
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (cells: string[]) => `  ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ")}\n`;
+    return line(header) + rows.map(line).join("");
+}
+
+/** Role (with its condition's title) → one member a row, the role named on its first row only. */
+function bindingsTable(list: Binding[]): string {
+    if (list.length === 0) return "  (no bindings)\n";
+    return columns(["ROLE", "MEMBERS"], list.flatMap((b) => {
         const role = b.condition ? `${b.role} [if ${b.condition.title}]` : b.role;
-        b.members.forEach((m, i) => (out += `  ${(i === 0 ? role : "").padEnd(roleWidth)}  ${m}\n`));
-    }
-    return out;
+        return b.members.map((m, i) => [i === 0 ? role : "", m]);
+    }));
+}
+
+/** Service → log type → exempted members, each named on its first row only. */
+function auditTable(list: AuditConfig[]): string {
+    if (list.length === 0) return "  (no audit configs)\n";
+    return columns(["AUDITED SERVICE", "LOG TYPE", "EXEMPTED MEMBERS"], list.flatMap((a) => a.auditLogConfigs.flatMap((l, i) => {
+        const exempted = l.exemptedMembers?.length ? l.exemptedMembers : ["-"];
+        return exempted.map((m, j) => [i === 0 && j === 0 ? a.service : "", j === 0 ? l.logType : "", m]);
+    })));
 }
 
 async function lookup(plugin: Plugin, title: string, token: string, args: PropertyMap): Promise<boolean> {
@@ -65,7 +98,12 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
             return false;
         }
         const r = res.return!;
-        process.stdout.write(table(r.bindings));
+        // The tables show policyData (the same canonical data as the bindings and auditConfigs outputs), read
+        // with the provider's own policy parser.
+        const parsed = parsePolicyData(String(r.policyData));
+        if ("problem" in parsed) throw new Error(parsed.problem);
+        process.stdout.write(bindingsTable(parsed.policy.bindings ?? []));
+        process.stdout.write(`\n${auditTable(parsed.policy.auditConfigs ?? [])}`);
         const record: PropertyMap = {};
         for (const k of Object.keys(r).filter((k) => k !== "bindings" && k !== "auditConfigs").sort()) record[k] = r[k];
         process.stdout.write(`\n  record: ${JSON.stringify(record, null, 2).replace(/\n/g, "\n  ")}\n`);
@@ -76,24 +114,48 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
     }
 }
 
+/** Where the plugin will get its credentials from, given this configuration and environment: the provider's own answer. */
+function credentialSource(variables: Record<string, string>): string {
+    const { config, failures } = resolveConfig(configFromRequest(undefined, new Map(Object.entries(variables))), process.env);
+    if (!config) throw new UsageError(failures.map((f) => `${f.property}: ${f.reason}`).join("\n"));
+    return credentialsFor(config).source;
+}
+
 async function main(): Promise<number> {
-    const args = minimist(process.argv.slice(2), { boolean: ["real"], string: ["service", "consumer", "endpoint"] });
+    const unknown: string[] = [];
+    const args = minimist(process.argv.slice(2), {
+        boolean: ["real", "help"],
+        string: ["service", "consumer", "endpoint"],
+        unknown: (arg) => {
+            unknown.push(arg);
+            return false;
+        },
+    });
+    if (args.help) {
+        process.stdout.write(USAGE);
+        return 0;
+    }
+    if (unknown.length) throw new UsageError(`unknown argument ${unknown[0]}`);
     let emulator: ChildProcess | undefined;
     const variables: Record<string, string> = {};
-    let service = args.service ?? SAMPLE.service;
-    let consumer = args.consumer ?? SAMPLE.consumer;
+    let service: string;
+    let consumer: string;
     if (args.real) {
-        if (!args.service || !args.consumer) throw new Error("--real needs --service NAME and --consumer PROJECT");
+        if (!args.service || !args.consumer) throw new UsageError("--real needs --service NAME and --consumer PROJECT");
+        service = args.service;
+        consumer = args.consumer;
         if (args.endpoint) variables["cloud:config:serviceManagementCustomEndpoint"] = args.endpoint;
-        process.stdout.write(`Using ${args.endpoint ?? "the real Service Management API"} with Application Default Credentials.\n`);
+        process.stdout.write(`Using ${args.endpoint ?? "the real Service Management API"} with ${credentialSource(variables)}.\n`);
     } else {
+        if (args.service || args.consumer || args.endpoint) throw new UsageError("--service, --consumer and --endpoint go with --real");
         const token = `ya29.demo-${crypto.randomBytes(12).toString("hex")}`;
         const started = await spawnEmulator(["--access-token", token], "inherit");
         emulator = started.child;
         await seed(started.url, token);
-        process.stdout.write(`Emulator at ${started.url} with sample data (two services, a consumer, a conditional binding).\n`);
         variables["cloud:config:serviceManagementCustomEndpoint"] = started.url;
         variables["cloud:config:accessToken"] = token;
+        process.stdout.write(`Emulator at ${started.url} with sample data (two services, a consumer, a conditional binding, ` +
+            `an audit config); the plugin uses ${credentialSource(variables)}.\n`);
         service = SAMPLE.service;
         consumer = SAMPLE.consumer;
     }
@@ -101,9 +163,12 @@ async function main(): Promise<number> {
     process.stdout.write(`Plugin bin/pulumi-resource-cloud listening on 127.0.0.1:${plugin.port}; configured through Configure.\n`);
     try {
         await plugin.configure(undefined, variables);
-        const ok = await lookup(plugin, "getServiceIamPolicy", SERVICE_FN, { serviceName: service })
-            && await lookup(plugin, "getServiceConsumersIamPolicy", CONSUMERS_FN, { serviceName: service, consumerProject: consumer });
-        return ok ? 0 : 1;
+        // Both lookups run and report, whatever the first one's outcome.
+        const results = [
+            await lookup(plugin, "getServiceIamPolicy", SERVICE_FN, { serviceName: service }),
+            await lookup(plugin, "getServiceConsumersIamPolicy", CONSUMERS_FN, { serviceName: service, consumerProject: consumer }),
+        ];
+        return results.every(Boolean) ? 0 : 1;
     } finally {
         await plugin.stop();
         emulator?.kill("SIGINT");
@@ -112,5 +177,6 @@ async function main(): Promise<number> {
 
 main().then((code) => process.exit(code), (e: unknown) => {
     process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
+    if (e instanceof UsageError) process.stderr.write(`\n${USAGE}`);
+    process.exit(e instanceof UsageError ? 2 : 1);
 });

@@ -107,6 +107,8 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
     const s = config.sources;
     const scopes = [...(v.scopes ?? [])];
     let source: string;
+    /** What to tell a user whose credentials could not be found at all. */
+    let hint = "";
     let base: (lib: Library) => Promise<AuthClient>;
     if (v.accessToken) {
         source = `the access token from ${s.accessToken}`;
@@ -125,6 +127,7 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
         source = envFile
             ? `Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS (${envFile})`
             : file ? `Application Default Credentials from ${file}` : "Application Default Credentials (metadata server)";
+        if (!file) hint = NO_CREDENTIALS_HINT;
         base = async (lib) => file
             ? clientFromJson(lib, readCredentials(file, source), scopes, source)
             : new lib.GoogleAuth({ scopes }).getClient();
@@ -156,13 +159,18 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
                 if (!value) throw new Error("no Authorization header was produced");
                 return value;
             } catch (e) {
-                throw new CredentialsError(`could not obtain an access token using ${source}: ${describeAuthError(e)}`);
+                throw new CredentialsError(`could not obtain an access token using ${source}: ${describeAuthError(e)}${hint}`);
             }
         },
     };
 }
 
 export class CredentialsError extends Error {}
+
+/** Added to the error when no credentials were configured and none were found on the machine. */
+export const NO_CREDENTIALS_HINT = ". To provide credentials, run `gcloud auth application-default login`, set " +
+    "GOOGLE_APPLICATION_CREDENTIALS to a key file, or set `cloud:credentials` or `cloud:accessToken` " +
+    "(`pulumi config set --secret cloud:accessToken TOKEN`)";
 
 /** An auth failure in words, from the token endpoint's own error fields when it gave them; never a secret. */
 function describeAuthError(e: unknown): string {

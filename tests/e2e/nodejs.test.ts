@@ -11,10 +11,10 @@ import { expect } from "chai";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
+import { Stack } from "@pulumi/pulumi/automation";
 import { Emulator, startEmulator } from "../../emulator";
 import {
-    CONSUMER, PulumiSandbox, ROOT, SERVICE, assertNeverInClear, compiledNodeSdk, copyTree, ok, run, skipUnless, toolsMissing,
+    CONSUMER, PulumiSandbox, ROOT, SERVICE, assertNeverInClear, compileNodeProgram, inlineStack, skipUnless, toolsMissing,
 } from "./support";
 
 const SERVICE_PARENT = `services/${SERVICE}`;
@@ -57,38 +57,14 @@ describe("e2e: TypeScript program (sdk/nodejs) with the real engine", function (
         other.createService(SERVICE, "example-project");
         other.setPolicy(SERVICE_PARENT, { bindings: [EXPLICIT_SEED] });
 
-        // The SDK compiled with its own tsconfig, linked as @pulumi/cloud; the program compiled against it.
-        const sdk = await compiledNodeSdk();
-        const stage = path.join(ROOT, "build", "e2e", "program-nodejs");
-        fs.rmSync(stage, { recursive: true, force: true });
-        fs.mkdirSync(path.join(stage, "node_modules", "@pulumi"), { recursive: true });
-        for (const f of ["index.ts", "tsconfig.json"]) {
-            copyTree(path.join(ROOT, "tests", "e2e", "programs", "nodejs", f), path.join(stage, f));
-        }
-        fs.symlinkSync(sdk, path.join(stage, "node_modules", "@pulumi", "cloud"), "dir");
-        await ok(run(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", stage], { cwd: stage, env: process.env }),
-            "tsc -p (the TypeScript program against sdk/nodejs)");
-        const { program } = require(path.join(stage, "bin", "index.js")) as ProgramModule;
+        // The program compiled against the SDK (compiled with its own tsconfig), as a user's would be.
+        const entry = await compileNodeProgram("program-nodejs",
+            fs.readFileSync(path.join(ROOT, "tests", "e2e", "programs", "nodejs", "index.ts"), "utf8"));
+        const { program } = require(entry) as ProgramModule;
 
         sb = await PulumiSandbox.create("nodejs");
-        const dir = sb.project("nodejs", {});
-        const pulumiCommand = await PulumiCommand.get({ root: path.dirname(sb.bin) });
-        const envVars: Record<string, string> = {};
-        for (const [k, v] of Object.entries(sb.env)) if (v !== undefined) envVars[k] = v;
-        stack = await LocalWorkspace.createOrSelectStack({
-            stackName: "dev",
-            projectName: "endpoints-ts",
-            program: program({ service: SERVICE, consumer: CONSUMER, member: MEMBER, explicitEndpoint: other.url, explicitToken }),
-        }, {
-            workDir: dir,
-            pulumiHome: sb.env.PULUMI_HOME,
-            pulumiCommand,
-            envVars,
-            secretsProvider: "passphrase",
-            projectSettings: { name: "endpoints-ts", runtime: "nodejs", backend: { url: sb.env.PULUMI_BACKEND_URL } },
-        });
-        await stack.setConfig("cloud:serviceManagementCustomEndpoint", { value: emu.url });
-        await stack.setConfig("cloud:accessToken", { value: token, secret: true });
+        stack = await inlineStack(sb, "endpoints-ts",
+            program({ service: SERVICE, consumer: CONSUMER, member: MEMBER, explicitEndpoint: other.url, explicitToken }), emu.url, token);
     });
 
     after(async () => {

@@ -10,6 +10,7 @@ import { execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
 export const PACKAGE = "cloud";
@@ -242,6 +243,46 @@ export function compiledNodeSdk(): Promise<string> {
         return path.join(stage, "bin");
     })();
     return nodeSdk;
+}
+
+/**
+ * A TypeScript program compiled as a user's would be against the SDK: `index.ts` (the given text) with
+ * tests/e2e/programs/nodejs/tsconfig.json, in build/e2e/<name>, the compiled SDK linked into its node_modules
+ * under the SDK's own package name. Resolves to the compiled entry (bin/index.js).
+ */
+export async function compileNodeProgram(name: string, indexTs: string): Promise<string> {
+    const sdk = await compiledNodeSdk();
+    const sdkName: string = JSON.parse(fs.readFileSync(path.join(ROOT, "sdk", "nodejs", "package.json"), "utf8")).name;
+    const stage = path.join(ROOT, "build", "e2e", name);
+    fs.rmSync(stage, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(path.join(stage, "node_modules", sdkName)), { recursive: true });
+    copyTree(path.join(ROOT, "tests", "e2e", "programs", "nodejs", "tsconfig.json"), path.join(stage, "tsconfig.json"));
+    fs.writeFileSync(path.join(stage, "index.ts"), indexTs);
+    fs.symlinkSync(sdk, path.join(stage, "node_modules", sdkName), "dir");
+    await ok(run(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", stage], { cwd: stage, env: process.env }),
+        `tsc -p (the TypeScript program ${name} against sdk/nodejs)`);
+    return path.join(stage, "bin", "index.js");
+}
+
+/**
+ * Stack `dev` of an Automation API inline program run by the sandbox's `pulumi` (no language host: the program
+ * runs in this process), configured as initStack configures a CLI stack: the endpoint, and the token as a secret.
+ */
+export async function inlineStack(sb: PulumiSandbox, projectName: string, program: PulumiFn, endpoint: string, token: string): Promise<Stack> {
+    const pulumiCommand = await PulumiCommand.get({ root: path.dirname(sb.bin) });
+    const envVars: Record<string, string> = {};
+    for (const [k, v] of Object.entries(sb.env)) if (v !== undefined) envVars[k] = v;
+    const stack = await LocalWorkspace.createOrSelectStack({ stackName: "dev", projectName, program }, {
+        workDir: sb.project(projectName, {}),
+        pulumiHome: sb.env.PULUMI_HOME,
+        pulumiCommand,
+        envVars,
+        secretsProvider: "passphrase",
+        projectSettings: { name: projectName, runtime: "nodejs", backend: { url: sb.env.PULUMI_BACKEND_URL } },
+    });
+    await stack.setConfig("cloud:serviceManagementCustomEndpoint", { value: endpoint });
+    await stack.setConfig("cloud:accessToken", { value: token, secret: true });
+    return stack;
 }
 
 let venv: Promise<string> | undefined;

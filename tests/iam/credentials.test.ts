@@ -119,6 +119,18 @@ describe("credentials", function () {
         expect(err.details).not.to.contain("PRIVATE KEY");
     });
 
+    it("no credentials anywhere: the error says how to provide them, and nothing is sent", async () => {
+        // No config, no GOOGLE_* variables, a HOME without gcloud's ADC file, and no metadata server.
+        const p = await start({ METADATA_SERVER_DETECTION: "none" });
+        await p.configure(undefined, endpoint());
+        emu.resetRequests();
+        const err = await lookupError(p);
+        expect(err.details).to.contain("Application Default Credentials (metadata server)")
+            .and.contain("`gcloud auth application-default login`").and.contain("GOOGLE_APPLICATION_CREDENTIALS")
+            .and.contain("`cloud:accessToken`");
+        expect(emu.requests).to.deep.equal([]);
+    });
+
     it("an unaccepted token: 401 names the credential source, never the token", async () => {
         const p = await start();
         await p.configure(undefined, { ...endpoint(), "cloud:config:accessToken": "ya29.not-a-known-token-5d2e" });

@@ -1,15 +1,22 @@
 // schema.json is derived from the definitions: it must match them byte for byte, be a valid Pulumi
 // package schema, and declare exactly what the server dispatches.
+//
+// The Pulumi package metaschema beside this file is pkg/codegen/schema/pulumi.json of the Pulumi module pinned
+// in tools/pulumi/go.mod (Apache-2.0), kept in the repository so that `npm test` needs nothing else; once
+// `npm run tools` has downloaded that module, a test checks the copy is byte-equal to it.
 
 import { expect } from "chai";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import Ajv2020 from "ajv/dist/2020";
 import { configProperties } from "../../provider/config";
 import { functions } from "../../provider/functions";
 import { schemaText } from "../../provider/schema";
+import { skipUnless, toolsMissing } from "../e2e/support";
 
 const root = path.join(__dirname, "..", "..", "..");
+const METASCHEMA = path.join(root, "tests", "provider", "pulumi-package-metaschema.json");
 const committed = fs.readFileSync(path.join(root, "schema.json"), "utf8");
 const schema = JSON.parse(committed);
 
@@ -19,7 +26,7 @@ describe("schema.json", () => {
     });
 
     it("validates against the Pulumi package metaschema", () => {
-        const meta = JSON.parse(fs.readFileSync(path.join(root, "..", "shared", "reference", "pulumi-package-metaschema.json"), "utf8"));
+        const meta = JSON.parse(fs.readFileSync(METASCHEMA, "utf8"));
         const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
         const validate = ajv.compile(meta);
         const ok = validate(schema);
@@ -27,6 +34,18 @@ describe("schema.json", () => {
         expect(ok).to.equal(true);
         // The metaschema must also be able to say no.
         expect(validate({ ...schema, name: "not a name!" })).to.equal(false);
+    });
+
+    it("validates against the metaschema of the pinned Pulumi release (its copy is byte-equal to the module's)", function () {
+        skipUnless(this, toolsMissing(["pulumi"]));
+        // The module's directory in the Go module cache; GOPROXY=off: never a download from here.
+        const dir = execFileSync("go", ["list", "-m", "-f", "{{.Dir}}", "github.com/pulumi/pulumi/pkg/v3"], {
+            cwd: path.join(root, "tools", "pulumi"),
+            env: { ...process.env, GOFLAGS: "-mod=readonly", GOPROXY: "off" },
+            encoding: "utf8",
+        }).trim();
+        expect(dir, "github.com/pulumi/pulumi/pkg/v3 is in the Go module cache").to.match(/pkg\/v3@v\d/);
+        expect(fs.readFileSync(METASCHEMA, "utf8")).to.equal(fs.readFileSync(path.join(dir, "codegen", "schema", "pulumi.json"), "utf8"));
     });
 
     it("declares the two lookups with the records users know", () => {
