@@ -13,6 +13,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
 import { Emulator, startEmulator } from "../../emulator";
+import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import {
     CONSUMER, PulumiSandbox, ROOT, SERVICE, assertNeverInClear, compiledNodeSdk, copyTree, ok, run, skipUnless, toolsMissing,
 } from "./support";
@@ -57,15 +58,15 @@ describe("e2e: TypeScript program (sdk/nodejs) with the real engine", function (
         other.createService(SERVICE, "example-project");
         other.setPolicy(SERVICE_PARENT, { bindings: [EXPLICIT_SEED] });
 
-        // The SDK compiled with its own tsconfig, linked as @pulumi/cloud; the program compiled against it.
+        // The SDK compiled with its own tsconfig, linked under its npm name; the program compiled against it.
         const sdk = await compiledNodeSdk();
         const stage = path.join(ROOT, "build", "e2e", "program-nodejs");
         fs.rmSync(stage, { recursive: true, force: true });
-        fs.mkdirSync(path.join(stage, "node_modules", "@pulumi"), { recursive: true });
+        fs.mkdirSync(path.join(stage, "node_modules"), { recursive: true });
         for (const f of ["index.ts", "tsconfig.json"]) {
             copyTree(path.join(ROOT, "tests", "e2e", "programs", "nodejs", f), path.join(stage, f));
         }
-        fs.symlinkSync(sdk, path.join(stage, "node_modules", "@pulumi", "cloud"), "dir");
+        fs.symlinkSync(sdk, path.join(stage, "node_modules", NPM_PACKAGE_NAME), "dir");
         await ok(run(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", stage], { cwd: stage, env: process.env }),
             "tsc -p (the TypeScript program against sdk/nodejs)");
         const { program } = require(path.join(stage, "bin", "index.js")) as ProgramModule;
