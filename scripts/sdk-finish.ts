@@ -4,7 +4,8 @@
 //   go      aliases under the Go names Pulumi GCP's SDK uses (FunctionDefinition.goName); go.mod requiring the
 //           pulumi sdk this repository pins (the generator writes v3.30.0, which lacks InvokeOutput) and a
 //           complete go.sum (`go mod tidy`, from the Go module proxy).
-//   nodejs  package.json `main`/`types`, so plain Node and TypeScript load the compiled package (bin/).
+//   nodejs  package.json `main`/`types`, and a build that puts package.json into bin/ too (the compiled code reads
+//           its version there), so plain Node and TypeScript load the compiled package.
 //   python  the README where pyproject.toml says it is, and the license as an SPDX string (a TOML table is
 //           deprecated by setuptools), so a build prints no warning.
 //
@@ -86,14 +87,20 @@ function finishGo(dir: string): void {
     execFileSync("go", ["mod", "tidy"], { cwd: dir, env: { ...process.env, GOFLAGS: "-mod=mod" }, stdio: ["ignore", "ignore", "inherit"] });
 }
 
+/** The nodejs SDK's `npm run build`: compile into bin/, then put package.json beside the compiled files. */
+export const NODE_BUILD = "tsc && node -e \"require('fs').copyFileSync('package.json', 'bin/package.json')\"";
+
 function finishNodejs(dir: string): void {
     const file = path.join(dir, "package.json");
     const pkg: Record<string, unknown> = JSON.parse(fs.readFileSync(file, "utf8"));
     if ("main" in pkg || "types" in pkg) throw new Error(`sdk-finish: ${file} already has main/types`);
-    // `tsc` (the SDK's own tsconfig) compiles into bin/.
+    // `tsc` (the SDK's own tsconfig) compiles into bin/, and the compiled utilities read bin/package.json (the
+    // package's version): the build copies it there.
+    const scripts = pkg.scripts as Record<string, string> | undefined;
+    if (scripts?.build !== "tsc") throw new Error(`sdk-finish: ${file} has no \`build: tsc\` script`);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(pkg)) {
-        out[k] = v;
+        out[k] = k === "scripts" ? { ...scripts, build: NODE_BUILD } : v;
         if (k === "version") Object.assign(out, { main: "bin/index.js", types: "bin/index.d.ts" });
     }
     fs.writeFileSync(file, `${JSON.stringify(out, null, 4)}\n`);

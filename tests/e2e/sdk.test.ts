@@ -176,10 +176,14 @@ describe("SDKs generated from schema.json", function () {
 
     describe("they compile", () => {
         it("nodejs: tsc with the SDK's own tsconfig", async () => {
-            const bin = await compiledNodeSdk();
+            const dir = await compiledNodeSdk();
             for (const f of ["index.js", "index.d.ts", "endpoints/getServiceIamPolicy.js", "package.json"]) {
-                expect(fs.existsSync(path.join(bin, f)), f).to.equal(true);
+                expect(fs.existsSync(path.join(dir, "bin", f)), f).to.equal(true);
             }
+            // Plain Node loads it by its package.json (main), and it knows its version (read from bin/package.json).
+            const probe = `const c = require(${JSON.stringify(dir)}); console.log(typeof c.endpoints.getServiceIamPolicy, c.endpoints.ServiceIamMember.__pulumiType)`;
+            const r = await ok(run("node", ["-e", probe], { cwd: ROOT, env: process.env }), "node require(sdk)");
+            expect(r.stdout.trim()).to.equal("function cloud:endpoints/serviceIamMember:ServiceIamMember");
         });
 
         it("go: go build and go vet, against github.com/pulumi/pulumi/sdk/v3 at the pinned version", async function () {
