@@ -23,12 +23,17 @@ const ROOT = path.join(__dirname, "..", "..");
 /** The @pulumi/pulumi release this repository pins (package.json); the Go SDK requires the same release. */
 export const PULUMI_SDK_VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).dependencies["@pulumi/pulumi"];
 
-/** Replaces `from` (which must occur exactly once) by `to`. */
-function edit(file: string, from: string | RegExp, to: string): void {
+/** The text of `file`, checked to contain `what` exactly once. */
+function readExpecting(file: string, what: RegExp): string {
     const text = fs.readFileSync(file, "utf8");
-    const hits = typeof from === "string" ? text.split(from).length - 1 : (text.match(new RegExp(from.source, `${from.flags.replace("g", "")}g`)) ?? []).length;
-    if (hits !== 1) throw new Error(`sdk-finish: expected ${String(from)} once in ${file}, found it ${hits} times`);
-    fs.writeFileSync(file, text.replace(from, to));
+    const hits = (text.match(new RegExp(what.source, `${what.flags.replace("g", "")}g`)) ?? []).length;
+    if (hits !== 1) throw new Error(`sdk-finish: expected ${String(what)} once in ${file}, found it ${hits} times`);
+    return text;
+}
+
+/** Replaces `from` (which must occur exactly once) by `to`. */
+function edit(file: string, from: RegExp, to: string): void {
+    fs.writeFileSync(file, readExpecting(file, from).replace(from, to));
 }
 
 const lowerFirst = (s: string) => s[0].toLowerCase() + s.slice(1);
@@ -110,7 +115,7 @@ function finishPython(dir: string): void {
     const pyproject = path.join(dir, "pyproject.toml");
     const pkgName = fs.readdirSync(dir).find((d) => fs.existsSync(path.join(dir, d, "pulumi-plugin.json")));
     if (!pkgName) throw new Error(`sdk-finish: no package directory in ${dir}`);
-    edit(pyproject, /^ {2}readme = "README\.md"$/m, '  readme = "README.md"');
+    readExpecting(pyproject, /^ {2}readme = "README\.md"$/m);
     fs.copyFileSync(path.join(dir, pkgName, "README.md"), path.join(dir, "README.md"));
     edit(pyproject, /^ {2}\[project\.license\]\n {4}text = "([^"]+)"$/m, '  license = "$1"');
     edit(pyproject, /^ {2}requires = \["setuptools>=61\.0"\]$/m, '  requires = ["setuptools>=77.0"]');

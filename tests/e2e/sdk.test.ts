@@ -137,7 +137,9 @@ describe("SDKs generated from schema.json", function () {
             expect(read("go", "cloud", "endpoints", "serviceIamBinding.go")).to.contain("endpoints.NewServiceIamBinding(ctx, \"binding\"");
             expect(read("dotnet", "Endpoints", "ServiceIamBinding.cs")).to.contain("new Cloud.Endpoints.ServiceIamBinding(\"binding\"");
             expect(read("java", "src", "main", "java", "com", "pulumi", "cloud", "endpoints", "ServiceIamBinding.java")).to.contain("new ServiceIamBinding(\"binding\", ServiceIamBindingArgs.builder()");
-            expect(read("nodejs", "endpoints", "getServiceIamPolicy.ts")).not.to.match(/## example\s*\n\s*\*\s*\n\s*\* [^`]/i);
+            // Each SDK keeps its own language's example under the heading (no empty `## example` left behind).
+            expect(read("nodejs", "endpoints", "getServiceIamPolicy.ts")).to.match(/## Example Usage\n \* ### Read the policy\n \*\n \* ```typescript\n/);
+            expect(read("python", "pulumi_cloud", "endpoints", "get_service_iam_policy.py")).to.match(/## Example Usage\n\s+### Read the policy\n\s+```python\n/);
             expect(read("nodejs", "endpoints", "consumersIamMember.ts"))
                 .to.contain("$ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member \"bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com\"");
         });
