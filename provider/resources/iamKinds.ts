@@ -11,7 +11,7 @@ import { IamFetcher } from "../iam/fetcher";
 import { modifyPolicy } from "../iam/modify";
 import { checkProjectId, checkServiceName, memberProblem, Parent, parentName, projectIdProblem, roleProblem, serviceNameProblem } from "../iam/names";
 import { Binding, canonicalBindings, canonicalCondition, Condition, conditionProblem, parsePolicyData, Policy, policyData, policyDataProblem } from "../iam/policy";
-import type { Example, ExampleArgs } from "../examples";
+import type { ExampleArgs } from "../examples";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
 import { adminPolicyStatement, EXAMPLE_VALUES } from "../functions/policyRecord";
 import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
