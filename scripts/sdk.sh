@@ -66,7 +66,7 @@ PY
             printf '%s' "$version" > "$stage/java/src/main/resources/com/pulumi/cloud/version.txt"
             printf '{\n    "resource": true,\n    "name": "cloud",\n    "version": "%s"\n}\n' "$version" \
                 > "$stage/java/src/main/resources/com/pulumi/cloud/plugin.json"
-            (cd "$stage/java" && mvn -B -q -Dstyle.color=never -Drevision="$version" package)
+            (cd "$stage/java" && mvn -B -q -Dstyle.color=never -Drevision="$version" package >&2)
             cp "$stage/java/target/cloud-$version.jar" "$out/cloud-$version.jar"
             sed "s#<version>\${revision}</version>#<version>$version</version>#" scripts/sdk-java/pom.xml > "$out/cloud-$version.pom"
             echo "dist/sdk/cloud-$version.jar" ;;
