@@ -67,6 +67,12 @@ export const types = {
     },
 };
 
+/** The token of an object type (for docs that name the type). */
+export function objectToken(t: Type<unknown>): string {
+    if (t.spec.kind !== "object") throw new Error("objectToken: not an object type");
+    return t.spec.object.token;
+}
+
 interface PropertyOptions<T, R extends boolean> {
     required?: R;
     secret?: boolean;

@@ -42,15 +42,33 @@ function listOf(tokens: Iterable<string>): string {
     return all.length ? all.join(", ") : "none yet";
 }
 
+/**
+ * The full token a short or misspelt one means: same package and member name (any case), e.g.
+ * `cloud:endpoints:ServiceIamMember` or `cloud:endpoints/ServiceIamMember` for
+ * `cloud:endpoints/serviceIamMember:ServiceIamMember`; undefined when none (or more than one) fits.
+ */
+export function fullTokenFor(token: string, known: Iterable<string>): string | undefined {
+    const parts = token.split(/[:/]/);
+    const member = parts[parts.length - 1].toLowerCase();
+    const fits = [...known].filter((k) => k.split(":")[0] === parts[0] && k.split(":")[2].toLowerCase() === member && k !== token);
+    return fits.length === 1 ? fits[0] : undefined;
+}
+
+function didYouMean(token: string, known: Iterable<string>): string {
+    const full = fullTokenFor(token, known);
+    return full === undefined ? "" : ` (use the full token ${JSON.stringify(full)})`;
+}
+
 function unknownFunction(token: string): RpcError {
     return new RpcError(grpc.status.INVALID_ARGUMENT,
-        `unknown function ${JSON.stringify(token)}: the ${PACKAGE_NAME} provider offers ${listOf(functionsByToken.keys())}`);
+        `unknown function ${JSON.stringify(token)}${didYouMean(token, functionsByToken.keys())}: the ${PACKAGE_NAME} ` +
+        `provider offers ${listOf(functionsByToken.keys())}`);
 }
 
 function unknownResource(type: string): RpcError {
     return new RpcError(grpc.status.INVALID_ARGUMENT,
-        `unknown resource type ${JSON.stringify(type)}: the ${PACKAGE_NAME} provider ${PACKAGE_VERSION} manages ` +
-        `${listOf(resourcesByToken.keys())}`);
+        `unknown resource type ${JSON.stringify(type)}${didYouMean(type, resourcesByToken.keys())}: the ${PACKAGE_NAME} ` +
+        `provider ${PACKAGE_VERSION} manages ${listOf(resourcesByToken.keys())}`);
 }
 
 /** The resource type of a request: its `type` field, else the URN's type part. */

@@ -9,6 +9,8 @@
 # nodejs, python, go: `cloud-codegen --language X --out OUT_DIR SCHEMA` (tools/pulumi/cmd/cloud-codegen), which
 #   makes the same calls pulumi-language-nodejs/-python/-go make for `pulumi package gen-sdk` (those language
 #   hosts are Go modules that cannot be fetched here; the generators they call are in pkg/v3, which can).
+# Then scripts/sdk-finish.ts completes each language's output (Go aliases, go.mod/go.sum, package.json main,
+#   pyproject fixes): it runs from build/ (`npm run gen-sdk` compiles first).
 # dotnet: pulumi-language-dotnet downloads the package logo (the schema's logoUrl, else Pulumi's default on
 #   GitHub) into logo.png. With no internet here, the dotnet run gets a copy of the schema whose logoUrl points at
 #   tools/dotnet/logo.png served on loopback for the duration of the run; nothing else differs.
@@ -20,6 +22,8 @@ schema="$(realpath "${2:-$root/schema.json}")"
 LANGUAGES="${LANGUAGES:-nodejs python go java dotnet}"
 
 bin="$("$root/scripts/tools.sh" | tail -n 1)"
+finish="$root/build/scripts/sdk-finish.js"
+[ -f "$finish" ] || { echo "gen-sdk.sh: $finish is missing: run \`npm run build\` first" >&2; exit 1; }
 
 # Keep the CLI away from the user's ~/.pulumi and from any network service.
 work="$(mktemp -d)"
@@ -61,4 +65,5 @@ for lang in $LANGUAGES; do
             (cd "$work" && pulumi package gen-sdk "$work/schema-dotnet.json" --language dotnet --out "$out") ;;
         *) echo "gen-sdk.sh: unknown language $lang" >&2; exit 1 ;;
     esac
+    node "$finish" "$lang" "$out/$lang"
 done

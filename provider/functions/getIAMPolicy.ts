@@ -2,10 +2,12 @@ import { crc32 } from "zlib";
 import { property, types } from "../define";
 import { canonicalParts } from "../iam/policy";
 import { defineFunction } from "./function";
-import { auditConfigType, bindingType, policyDataOutputs } from "./policyRecord";
+import { adminPolicyStatement, auditConfigType, bindingType, policyDataOutputs } from "./policyRecord";
+
+const TOKEN = "cloud:organizations/getIAMPolicy:getIAMPolicy";
 
 export const getIAMPolicy = defineFunction({
-    token: "cloud:organizations/getIAMPolicy:getIAMPolicy",
+    token: TOKEN,
     description: [
         "Generates an IAM policy document that may be referenced by and applied to other IAM resources, such as",
         "the `cloud.endpoints.ServiceIamPolicy` and `cloud.endpoints.ConsumersIamPolicy` resources. Makes no request.",
@@ -13,6 +15,12 @@ export const getIAMPolicy = defineFunction({
         "`policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the",
         "lookup of a policy set from it are byte-equal.",
     ].join("\n"),
+    // Pulumi GCP's organizations module has an IAMPolicy resource, so its Go SDK says LookupIAMPolicy.
+    goName: "LookupIAMPolicy",
+    examples: [{
+        title: "Build a policy",
+        program: [adminPolicyStatement(TOKEN), { kind: "export", name: "policyData", value: { from: "admin", prop: "policyData" } }],
+    }],
     inputs: {
         auditConfigs: property(types.array(auditConfigType), "A nested configuration block that defines logging additional configuration for your project."),
         bindings: property(types.array(bindingType), "A nested configuration block (described below) defining a binding to be included in the policy document."),

@@ -1,13 +1,20 @@
 import { property, types } from "../define";
 import { parentName, parentOf, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { EXAMPLE_VALUES, lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
 
 const TOKEN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
 
 export const getServiceConsumersIamPolicy = defineFunction({
     token: TOKEN,
-    description: lookupDescription("Retrieves the current IAM policy data for consumers", TOKEN, ["serviceName", "consumerProject"]),
+    description: lookupDescription("Retrieves the current IAM policy data for consumers"),
+    examples: [{
+        title: "Read the policy",
+        program: [
+            { kind: "invoke", name: "policy", token: TOKEN, args: { serviceName: EXAMPLE_VALUES.serviceName, consumerProject: EXAMPLE_VALUES.consumerProject } },
+            { kind: "export", name: "policyData", value: { from: "policy", prop: "policyData" } },
+        ],
+    }],
     inputs: {
         consumerProject: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
             required: true,

@@ -1,13 +1,20 @@
 import { property, types } from "../define";
 import { parentName, parentOf, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { EXAMPLE_VALUES, lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
 
 const TOKEN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 
 export const getServiceIamPolicy = defineFunction({
     token: TOKEN,
-    description: lookupDescription("Retrieves the current IAM policy data for service", TOKEN, ["serviceName"]),
+    description: lookupDescription("Retrieves the current IAM policy data for service"),
+    examples: [{
+        title: "Read the policy",
+        program: [
+            { kind: "invoke", name: "policy", token: TOKEN, args: { serviceName: EXAMPLE_VALUES.serviceName } },
+            { kind: "export", name: "policyData", value: { from: "policy", prop: "policyData" } },
+        ],
+    }],
     inputs: {
         serviceName: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
             required: true,

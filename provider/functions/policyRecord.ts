@@ -2,7 +2,8 @@
 // (etag, id, policyData) plus the structured bindings and audit configs, in the types that
 // organizations/getIAMPolicy uses for the same data.
 
-import { property, types } from "../define";
+import { objectToken, property, types } from "../define";
+import type { Statement } from "../examples";
 import { memberProblem, roleProblem } from "../iam/names";
 import { canonicalParts, conditionProblem, Policy } from "../iam/policy";
 
@@ -63,21 +64,27 @@ const POLICY_DATA_FORM =
     "It is canonical JSON of `{auditConfigs, bindings}` (etag and version left out; bindings merged by role and " +
     "condition and sorted; members sorted and deduplicated; empty parts dropped), so equal policies give equal strings.";
 
-/** A lookup's description: the summary users know, a YAML example, and what we return beyond the peers. */
-export function lookupDescription(summary: string, token: string, args: readonly string[]): string {
+/** The values every example uses. */
+export const EXAMPLE_VALUES = {
+    serviceName: "bookstore.endpoints.example-project.cloud.goog",
+    consumerProject: "consumer-project-1",
+    role: "roles/viewer",
+    member: "user:jane@example.com",
+} as const;
+
+/** The example lookup that builds a policy granting EXAMPLE_VALUES.role to EXAMPLE_VALUES.member, named `admin`. */
+export function adminPolicyStatement(getIAMPolicyToken: string): Statement {
+    return {
+        kind: "invoke", name: "admin", token: getIAMPolicyToken, args: {
+            bindings: { type: objectToken(bindingType), items: [{ role: EXAMPLE_VALUES.role, members: [EXAMPLE_VALUES.member] }] },
+        },
+    };
+}
+
+/** A lookup's description: the summary users know, and what we return beyond the peers. */
+export function lookupDescription(summary: string): string {
     return [
         summary,
-        "",
-        "## example",
-        "",
-        "```yaml",
-        "variables:",
-        "  policy:",
-        "    fn::invoke:",
-        `      function: ${token}`,
-        "      arguments:",
-        ...args.map((a) => `        ${a}: \${default.${a}}`),
-        "```",
         "",
         "Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,",
         "so a program can read them without parsing JSON (in YAML, `return: bindings`).",

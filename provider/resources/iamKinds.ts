@@ -17,6 +17,9 @@ import {
     Binding, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, conditionProblem, parsePolicyData, Policy, policyData,
     policyDataProblem,
 } from "../iam/policy";
+import type { ExampleArgs } from "../examples";
+import { getIAMPolicy } from "../functions/getIAMPolicy";
+import { adminPolicyStatement, EXAMPLE_VALUES } from "../functions/policyRecord";
 import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
 
 export type ParentKind = Parent["kind"];
@@ -42,6 +45,13 @@ function parentOf(kind: ParentKind, inputs: ParentInputs): Parent {
     return kind === "service" ? { kind, serviceName } : { kind, serviceName, consumerProject: inputs.consumerProject ?? "" };
 }
 
+/** The forms a parent takes in an import ID, as the docs show them and as parseParent accepts them. */
+const PARENT_FORMS: Record<ParentKind, readonly string[]> = {
+    service: ["services/{serviceName}", "{serviceName}"],
+    consumer: ["services/{serviceName}/consumers/{consumerProject}", "{serviceName}/{consumerProject}"],
+};
+const formsText = (kind: ParentKind) => PARENT_FORMS[kind].map((f) => `\`${f}\``).join(" or ");
+
 /** The parent's part of an import ID: `services/S` or `S`; `services/S/consumers/P` or `S/P`. */
 function parseParent(kind: ParentKind, text: string): ParentInputs | string {
     const bare = text.startsWith("services/") ? text.slice("services/".length) : text;
@@ -50,8 +60,7 @@ function parseParent(kind: ParentKind, text: string): ParentInputs | string {
         ? parts.length === 1 ? [parts[0], undefined] : [undefined, undefined]
         : parts.length === 3 && parts[1] === "consumers" ? [parts[0], parts[2]]
             : parts.length === 2 ? [parts[0], parts[1]] : [undefined, undefined];
-    const forms = kind === "service" ? "`services/{serviceName}` or `{serviceName}`"
-        : "`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`";
+    const forms = formsText(kind);
     if (serviceName === undefined) return `the import ID ${JSON.stringify(text)} names no ${kind === "service" ? "service" : "consumer"}: use ${forms}`;
     const s = checkServiceName(serviceName);
     if (!s.ok) return `import ID: ${s.rule}`;
@@ -139,6 +148,29 @@ function grantProperties(kind: ParentKind, resource: string, conditionMeaning: s
     };
 }
 
+// --- Docs: examples and the import section, from the same parent forms parseParent accepts. ---------------
+
+const exampleParent = (kind: ParentKind): ExampleArgs => (kind === "service"
+    ? { serviceName: EXAMPLE_VALUES.serviceName }
+    : { serviceName: EXAMPLE_VALUES.serviceName, consumerProject: EXAMPLE_VALUES.consumerProject });
+
+/** An example import ID per accepted parent form, followed by `rest` (space-separated). */
+function exampleIds(kind: ParentKind, rest: readonly string[]): string[] {
+    return PARENT_FORMS[kind].map((f) => [f.replace("{serviceName}", EXAMPLE_VALUES.serviceName)
+        .replace("{consumerProject}", EXAMPLE_VALUES.consumerProject), ...rest].join(" "));
+}
+
+/** What an import ID is made of: the parent, then `parts` (space-separated). */
+function importText(kind: ParentKind, parts: string): string {
+    const bare = kind === "consumer"
+        ? " Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a " +
+          "message giving the forms above."
+        : "";
+    return `The ID is the parent (${formsText(kind)})${parts}.${bare} Give the type's full token, as below.`;
+}
+
+const CONDITION_TITLE = "expires-2030";
+
 const POLICY_DELETE_NOTE =
     "Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on " +
     "it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same " +
@@ -172,11 +204,19 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         });
         return { etag: policy.etag ?? "" };
     };
+    const policyToken = `cloud:endpoints/${kind === "service" ? "serviceIamPolicy" : "consumersIamPolicy"}:${name}`;
     return defineResource<In, Out>({
-        token: `cloud:endpoints/${kind === "service" ? "serviceIamPolicy" : "consumersIamPolicy"}:${name}`,
+        token: policyToken,
         description: `Authoritative for the whole IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
-            `replaces it with \`policyData\`. ${POLICY_DELETE_NOTE} Import with the ID ` +
-            (kind === "service" ? "`services/{serviceName}` or `{serviceName}`." : "`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`."),
+            `replaces it with \`policyData\`. ${POLICY_DELETE_NOTE}`,
+        examples: [{
+            title: "Set the whole policy",
+            program: [
+                adminPolicyStatement(getIAMPolicy.token),
+                { kind: "resource", name: "policy", token: policyToken, args: { ...exampleParent(kind), policyData: { from: "admin", prop: "policyData" } } },
+            ],
+        }],
+        importDoc: { text: importText(kind, ""), ids: exampleIds(kind, []) },
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: false,
@@ -231,12 +271,20 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         });
         return { etag: policy.etag ?? "" };
     };
+    const bindingToken = `cloud:endpoints/${kind === "service" ? "serviceIamBinding" : "consumersIamBinding"}:${name}`;
     return defineResource<In, Out>({
-        token: `cloud:endpoints/${kind === "service" ? "serviceIamBinding" : "consumersIamBinding"}:${name}`,
+        token: bindingToken,
         description: `Authoritative for one role (and condition) in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}: ` +
             "its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. " +
-            `${NOT_WITH_POLICY} ` +
-            "Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.",
+            NOT_WITH_POLICY,
+        examples: [{
+            title: "Grant a role to a list of members",
+            program: [{ kind: "resource", name: "binding", token: bindingToken, args: { ...exampleParent(kind), role: EXAMPLE_VALUES.role, members: [EXAMPLE_VALUES.member] } }],
+        }],
+        importDoc: {
+            text: importText(kind, ", then the role, separated by a space; for a binding under a condition, the condition's title follows"),
+            ids: [...exampleIds(kind, [EXAMPLE_VALUES.role]), exampleIds(kind, [EXAMPLE_VALUES.role, CONDITION_TITLE])[0]],
+        },
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,
@@ -305,12 +353,20 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         }, { updateMask: "bindings,etag", confirm: (p) => has(p, x) });
         return { etag: policy.etag ?? "" };
     };
+    const memberToken = `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`;
     return defineResource<In, Out>({
-        token: `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`,
+        token: memberToken,
         description: `Grants one role to one member in the IAM policy of ${kind === "service" ? "a service" : "a consumer project of a service"}, ` +
             "leaving every other grant alone (non-authoritative). Deleting it removes only that member. " +
-            `${NOT_WITH_POLICY} ` +
-            "Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.",
+            NOT_WITH_POLICY,
+        examples: [{
+            title: "Grant a role to one member",
+            program: [{ kind: "resource", name: "member", token: memberToken, args: { ...exampleParent(kind), role: EXAMPLE_VALUES.role, member: EXAMPLE_VALUES.member } }],
+        }],
+        importDoc: {
+            text: importText(kind, ", then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows"),
+            ids: [...exampleIds(kind, [EXAMPLE_VALUES.role, EXAMPLE_VALUES.member]), exampleIds(kind, [EXAMPLE_VALUES.role, EXAMPLE_VALUES.member, CONDITION_TITLE])[0]],
+        },
         inputs,
         outputs: etagOutput,
         deleteBeforeReplace: true,

@@ -4,6 +4,7 @@
 // with inputs that passed checking against `inputs`.
 
 import { Properties } from "../define";
+import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
 
 export type ResourceContext = InvokeContext;
@@ -19,6 +20,10 @@ export interface ReadResult<V, R> {
 export interface ResourceDefinition<V = Record_, R = Record_> {
     readonly token: string;
     readonly description: string;
+    /** Rendered into the description's `## Example Usage`, in every language (examples.ts). */
+    readonly examples: readonly Example[];
+    /** The description's `## Import`: what the ID is made of, and one example ID per accepted form. */
+    readonly importDoc: { readonly text: string; readonly ids: readonly string[] };
     readonly inputs: Properties;
     /** Outputs beyond the inputs (the state holds both). */
     readonly outputs: Properties;

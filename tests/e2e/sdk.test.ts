@@ -10,6 +10,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import {
     PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, ok, onPath, pythonWithSdk, run, skipUnless, toolsMissing,
 } from "./support";
@@ -44,7 +45,8 @@ describe("SDKs generated from schema.json", function () {
             const c = read("nodejs", "endpoints", "getServiceConsumersIamPolicy.ts");
             expect(c).to.match(/export function getServiceConsumersIamPolicy\(/);
             expect(c).to.match(/export function getServiceConsumersIamPolicyOutput\(/);
-            expect(read("nodejs", "package.json")).to.match(/"name": "@pulumi\/cloud"/);
+            const pkg = JSON.parse(read("nodejs", "package.json"));
+            expect(pkg).to.deep.include({ name: NPM_PACKAGE_NAME, main: "bin/index.js", types: "bin/index.d.ts" });
         });
 
         it("Python: get_service_iam_policy(service_name=…) / get_service_iam_policy_output", () => {
@@ -86,6 +88,62 @@ describe("SDKs generated from schema.json", function () {
             expect(s).to.match(/public static CompletableFuture<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicyPlain\(/);
         });
 
+        it("Resource.get takes the state (XState) in every language", () => {
+            for (const r of ["ServiceIamPolicy", "ServiceIamBinding", "ServiceIamMember", "ConsumersIamPolicy", "ConsumersIamBinding", "ConsumersIamMember"]) {
+                const lower = r[0].toLowerCase() + r.slice(1);
+                const snake = r.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+                expect(read("nodejs", "endpoints", `${lower}.ts`), r).to.match(new RegExp(`public static get\\(name: string, id: pulumi\\.Input<pulumi\\.ID>, state\\?: ${r}State, opts`));
+                expect(read("nodejs", "endpoints", `${lower}.ts`), r).to.match(new RegExp(`export interface ${r}State \\{\\n(.*\\n)*?    etag\\?: pulumi\\.Input<string( \\| undefined)?>;`));
+                expect(read("python", "pulumi_cloud", "endpoints", `${snake}.py`), r).to.match(/^ {4}def get\(resource_name: str,\n\s+id: pulumi\.Input\[str\],\n\s+opts: Optional\[pulumi\.ResourceOptions\] = None,\n(\s+\w+: pulumi\.Input\[Optional\[[^\n]*\n)+/m);
+                const go = read("go", "cloud", "endpoints", `${lower}.go`);
+                expect(go, r).to.match(new RegExp(`^type ${r}State struct \\{\\n(.*\\n)*?\\tEtag pulumi\\.StringPtrInput`, "m"));
+                expect(go, r).to.match(new RegExp(`^type ${r}Array \\[\\]${r}Input$`, "m"));
+                expect(go, r).to.match(new RegExp(`^type ${r}Map map\\[string\\]${r}Input$`, "m"));
+                expect(read("dotnet", "Endpoints", `${r}.cs`), r).to.contain(`public static ${r} Get(string name, Input<string> id, ${r}State? state = null`);
+                expect(read("java", "src", "main", "java", "com", "pulumi", "cloud", "endpoints", `${r}.java`), r)
+                    .to.match(new RegExp(`public static ${r} get\\(java\\.lang\\.String name, Output<java\\.lang\\.String> id, @Nullable ${r}State state`));
+            }
+        });
+
+        it("Pulumi GCP's names: Go LookupIAMPolicy, Python …Args/…Result, C# …InputArgs/…Args/…Result", () => {
+            const alias = read("go", "cloud", "organizations", "lookupIAMPolicy.go");
+            for (const want of [
+                /^func LookupIAMPolicy\(ctx \*pulumi\.Context, args \*LookupIAMPolicyArgs, opts \.\.\.pulumi\.InvokeOption\) \(\*LookupIAMPolicyResult, error\)/m,
+                /^func LookupIAMPolicyOutput\(ctx \*pulumi\.Context, args LookupIAMPolicyOutputArgs, opts \.\.\.pulumi\.InvokeOption\) LookupIAMPolicyResultOutput/m,
+                /^type LookupIAMPolicyArgs = GetIAMPolicyArgs$/m, /^type LookupIAMPolicyResult = GetIAMPolicyResult$/m,
+                /^type LookupIAMPolicyOutputArgs = GetIAMPolicyOutputArgs$/m, /^type LookupIAMPolicyResultOutput = GetIAMPolicyResultOutput$/m,
+            ]) expect(alias).to.match(want);
+            const pyIn = read("python", "pulumi_cloud", "organizations", "_inputs.py");
+            const pyOut = read("python", "pulumi_cloud", "organizations", "outputs.py");
+            for (const t of ["GetIAMPolicyBinding", "GetIAMPolicyAuditConfig", "GetIAMPolicyAuditConfigAuditLogConfig", "GetIAMPolicyBindingCondition"]) {
+                expect(pyIn, t).to.match(new RegExp(`^class ${t}Args:`, "m")).and.match(new RegExp(`^class ${t}ArgsDict\\(TypedDict\\):`, "m"));
+                expect(pyOut, t).to.match(new RegExp(`^class ${t}Result\\(dict\\):`, "m"));
+                expect(read("dotnet", "Organizations", "Inputs", `${t}Args.cs`), t).to.contain(`public sealed class ${t}InputArgs : global::Pulumi.ResourceArgs`);
+                expect(read("dotnet", "Organizations", "Inputs", `${t}.cs`), t).to.contain(`public sealed class ${t}Args : global::Pulumi.InvokeArgs`);
+                expect(read("dotnet", "Organizations", "Outputs", `${t}Result.cs`), t).to.contain(`public sealed class ${t}Result`);
+            }
+        });
+
+        it("go.mod requires the pinned pulumi sdk (InvokeOutput) and go.sum is there", () => {
+            expect(read("go", "go.mod")).to.match(new RegExp(`^\\s*github\\.com/pulumi/pulumi/sdk/v3 v${PULUMI_SDK_VERSION.replace(/\./g, "\\.")}$`, "m"));
+            expect(read("go", "go.mod")).to.match(/^\s*github\.com\/blang\/semver v/m);
+            expect(read("go", "go.sum")).to.contain(`github.com/pulumi/pulumi/sdk/v3 v${PULUMI_SDK_VERSION} h1:`);
+        });
+
+        it("docs: examples in every language, the import section with full tokens, no empty headings", () => {
+            expect(read("nodejs", "endpoints", "serviceIamBinding.ts")).to.contain("new cloud.endpoints.ServiceIamBinding(\"binding\"")
+                .and.contain("$ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding");
+            expect(read("python", "pulumi_cloud", "endpoints", "service_iam_binding.py")).to.contain("cloud.endpoints.ServiceIamBinding(\"binding\",");
+            expect(read("go", "cloud", "endpoints", "serviceIamBinding.go")).to.contain("endpoints.NewServiceIamBinding(ctx, \"binding\"");
+            expect(read("dotnet", "Endpoints", "ServiceIamBinding.cs")).to.contain("new Cloud.Endpoints.ServiceIamBinding(\"binding\"");
+            expect(read("java", "src", "main", "java", "com", "pulumi", "cloud", "endpoints", "ServiceIamBinding.java")).to.contain("new ServiceIamBinding(\"binding\", ServiceIamBindingArgs.builder()");
+            // Each SDK keeps its own language's example under the heading (no empty `## example` left behind).
+            expect(read("nodejs", "endpoints", "getServiceIamPolicy.ts")).to.match(/## Example Usage\n \* ### Read the policy\n \*\n \* ```typescript\n/);
+            expect(read("python", "pulumi_cloud", "endpoints", "get_service_iam_policy.py")).to.match(/## Example Usage\n\s+### Read the policy\n\s+```python\n/);
+            expect(read("nodejs", "endpoints", "consumersIamMember.ts"))
+                .to.contain("$ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member \"bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com\"");
+        });
+
         it("every SDK names plugin cloud 8.38.0", () => {
             for (const f of [["go", "cloud", "pulumi-plugin.json"], ["python", "pulumi_cloud", "pulumi-plugin.json"], ["dotnet", "pulumi-plugin.json"]]) {
                 expect(JSON.parse(read(...f)), f.join("/")).to.deep.include({ resource: true, name: "cloud", version: "8.38.0" });
@@ -120,10 +178,14 @@ describe("SDKs generated from schema.json", function () {
 
     describe("they compile", () => {
         it("nodejs: tsc with the SDK's own tsconfig", async () => {
-            const bin = await compiledNodeSdk();
+            const dir = await compiledNodeSdk();
             for (const f of ["index.js", "index.d.ts", "endpoints/getServiceIamPolicy.js", "package.json"]) {
-                expect(fs.existsSync(path.join(bin, f)), f).to.equal(true);
+                expect(fs.existsSync(path.join(dir, "bin", f)), f).to.equal(true);
             }
+            // Plain Node loads it by its package.json (main), and it knows its version (read from bin/package.json).
+            const probe = `const c = require(${JSON.stringify(dir)}); console.log(typeof c.endpoints.getServiceIamPolicy, c.endpoints.ServiceIamMember.__pulumiType)`;
+            const r = await ok(run("node", ["-e", probe], { cwd: ROOT, env: process.env }), "node require(sdk)");
+            expect(r.stdout.trim()).to.equal("function cloud:endpoints/serviceIamMember:ServiceIamMember");
         });
 
         it("go: go build and go vet, against github.com/pulumi/pulumi/sdk/v3 at the pinned version", async function () {

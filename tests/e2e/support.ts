@@ -230,17 +230,18 @@ export function copyTree(from: string, to: string): void {
 let nodeSdk: Promise<string> | undefined;
 /**
  * sdk/nodejs compiled as its publisher would: a copy under build/e2e (so `@pulumi/pulumi` resolves to this
- * repository's, the one the test process uses), `tsc -p` with the SDK's own tsconfig, package.json copied into
- * bin/. Resolves to the package directory (bin/), once per test run.
+ * repository's, the one the test process uses), built with its own `npm run build` (tsc with the SDK's own
+ * tsconfig, package.json copied into bin/). Resolves to the package directory (its `main` is bin/index.js), once
+ * per test run.
  */
 export function compiledNodeSdk(): Promise<string> {
     nodeSdk ??= (async () => {
         const stage = path.join(ROOT, "build", "e2e", "sdk-nodejs");
         fs.rmSync(stage, { recursive: true, force: true });
         copyTree(path.join(ROOT, "sdk", "nodejs"), stage);
-        await ok(run(path.join(ROOT, "node_modules", ".bin", "tsc"), ["-p", stage], { cwd: stage, env: process.env }), "tsc -p sdk/nodejs");
-        fs.copyFileSync(path.join(stage, "package.json"), path.join(stage, "bin", "package.json"));
-        return path.join(stage, "bin");
+        const env = { ...process.env, PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` };
+        await ok(run("npm", ["run", "--silent", "build"], { cwd: stage, env }), "npm run build (sdk/nodejs)");
+        return stage;
     })();
     return nodeSdk;
 }

@@ -179,6 +179,16 @@ describe("provider protocol", function () {
         expect(err.details).to.contain(`unknown resource type "${type}"`).and.contain("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy");
     });
 
+    it("names the full token when a resource type is given in a short form", async () => {
+        for (const type of ["cloud:endpoints:ServiceIamMember", "cloud:endpoints/ServiceIamMember", "cloud:endpoints:serviceIamMember"]) {
+            const err = await rpcError(stack.plugin.call("check", new pb.CheckRequest()
+                .setUrn(`urn:pulumi:dev::proj::${type}::p`).setType(type).setNews(Struct.fromJavaScript({}))));
+            expect(err.details, type).to.contain(`unknown resource type "${type}" (use the full token "cloud:endpoints/serviceIamMember:ServiceIamMember")`);
+        }
+        const fn = await rpcError(stack.plugin.invoke("cloud:endpoints:getServiceIamPolicy", {}));
+        expect(fn.details).to.contain(`(use the full token "${SERVICE_FN}")`);
+    });
+
     it("answers a preview lookup whose argument is not known yet with unknowns, sending nothing", async () => {
         const res = await stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: UNKNOWN_VALUE }, true);
         expect(res.failures).to.deep.equal([]);

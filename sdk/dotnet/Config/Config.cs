@@ -34,7 +34,7 @@ namespace Pulumi.Cloud
 
         private static readonly __Value<string?> _accessToken = new __Value<string?>(() => __config.Get("accessToken"));
         /// <summary>
-        /// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+        /// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
         /// </summary>
         public static string? AccessToken
         {
@@ -54,7 +54,7 @@ namespace Pulumi.Cloud
 
         private static readonly __Value<string?> _credentials = new __Value<string?>(() => __config.Get("credentials"));
         /// <summary>
-        /// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+        /// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
         /// </summary>
         public static string? Credentials
         {

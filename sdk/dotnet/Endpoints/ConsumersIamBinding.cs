@@ -10,7 +10,46 @@ using Pulumi.Serialization;
 namespace Pulumi.Cloud.Endpoints
 {
     /// <summary>
-    /// Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `&lt;parent&gt; &lt;role&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;condition title&gt;`.
+    /// Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+    /// 
+    /// ## Example Usage
+    /// ### Grant a role to a list of members
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Cloud = Pulumi.Cloud;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt;
+    /// {
+    ///     var binding = new Cloud.Endpoints.ConsumersIamBinding("binding", new()
+    ///     {
+    ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+    ///         ConsumerProject = "consumer-project-1",
+    ///         Role = "roles/viewer",
+    ///         Members = new[]
+    ///         {
+    ///             "user:jane@example.com",
+    ///         },
+    ///     });
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+    /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/consumersIamBinding:ConsumersIamBinding")]
     public partial class ConsumersIamBinding : global::Pulumi.CustomResource
@@ -64,8 +103,8 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
 
-        private ConsumersIamBinding(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("cloud:endpoints/consumersIamBinding:ConsumersIamBinding", name, null, MakeResourceOptions(options, id))
+        private ConsumersIamBinding(string name, Input<string> id, ConsumersIamBindingState? state = null, CustomResourceOptions? options = null)
+            : base("cloud:endpoints/consumersIamBinding:ConsumersIamBinding", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -87,10 +126,11 @@ namespace Pulumi.Cloud.Endpoints
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ConsumersIamBinding Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ConsumersIamBinding Get(string name, Input<string> id, ConsumersIamBindingState? state = null, CustomResourceOptions? options = null)
         {
-            return new ConsumersIamBinding(name, id, options);
+            return new ConsumersIamBinding(name, id, state, options);
         }
     }
 
@@ -136,5 +176,55 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
         public static new ConsumersIamBindingArgs Empty => new ConsumersIamBindingArgs();
+    }
+
+    public sealed class ConsumersIamBindingState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// An IAM condition: the binding is for this role under this condition only.
+        /// </summary>
+        [Input("condition")]
+        public Input<Inputs.ConsumersIamBindingConditionGetArgs>? Condition { get; set; }
+
+        /// <summary>
+        /// The consumer project. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("consumerProject")]
+        public Input<string>? ConsumerProject { get; set; }
+
+        /// <summary>
+        /// (Computed) The etag of the IAM policy.
+        /// </summary>
+        [Input("etag")]
+        public Input<string>? Etag { get; set; }
+
+        [Input("members")]
+        private InputList<string>? _members;
+
+        /// <summary>
+        /// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        /// </summary>
+        public InputList<string> Members
+        {
+            get => _members ?? (_members = new InputList<string>());
+            set => _members = value;
+        }
+
+        /// <summary>
+        /// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        /// </summary>
+        [Input("role")]
+        public Input<string>? Role { get; set; }
+
+        /// <summary>
+        /// The name of the service. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("serviceName")]
+        public Input<string>? ServiceName { get; set; }
+
+        public ConsumersIamBindingState()
+        {
+        }
+        public static new ConsumersIamBindingState Empty => new ConsumersIamBindingState();
     }
 }

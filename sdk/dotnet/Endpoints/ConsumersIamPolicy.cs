@@ -10,7 +10,53 @@ using Pulumi.Serialization;
 namespace Pulumi.Cloud.Endpoints
 {
     /// <summary>
-    /// Authoritative for the whole IAM policy of a consumer project of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Import with the ID `services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`.
+    /// Authoritative for the whole IAM policy of a consumer project of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).
+    /// 
+    /// ## Example Usage
+    /// ### Set the whole policy
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Cloud = Pulumi.Cloud;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt;
+    /// {
+    ///     var admin = Cloud.Organizations.GetIAMPolicy.Invoke(new()
+    ///     {
+    ///         Bindings = new[]
+    ///         {
+    ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
+    ///             {
+    ///                 Role = "roles/viewer",
+    ///                 Members = new[]
+    ///                 {
+    ///                     "user:jane@example.com",
+    ///                 },
+    ///             },
+    ///         },
+    ///     });
+    /// 
+    ///     var policy = new Cloud.Endpoints.ConsumersIamPolicy("policy", new()
+    ///     {
+    ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+    ///         ConsumerProject = "consumer-project-1",
+    ///         PolicyData = admin.Apply(result =&gt; result.PolicyData),
+    ///     });
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`). Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy "bookstore.endpoints.example-project.cloud.goog/consumer-project-1"
+    /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy")]
     public partial class ConsumersIamPolicy : global::Pulumi.CustomResource
@@ -52,8 +98,8 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
 
-        private ConsumersIamPolicy(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy", name, null, MakeResourceOptions(options, id))
+        private ConsumersIamPolicy(string name, Input<string> id, ConsumersIamPolicyState? state = null, CustomResourceOptions? options = null)
+            : base("cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -75,10 +121,11 @@ namespace Pulumi.Cloud.Endpoints
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ConsumersIamPolicy Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ConsumersIamPolicy Get(string name, Input<string> id, ConsumersIamPolicyState? state = null, CustomResourceOptions? options = null)
         {
-            return new ConsumersIamPolicy(name, id, options);
+            return new ConsumersIamPolicy(name, id, state, options);
         }
     }
 
@@ -106,5 +153,37 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
         public static new ConsumersIamPolicyArgs Empty => new ConsumersIamPolicyArgs();
+    }
+
+    public sealed class ConsumersIamPolicyState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// The consumer project. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("consumerProject")]
+        public Input<string>? ConsumerProject { get; set; }
+
+        /// <summary>
+        /// (Computed) The etag of the IAM policy.
+        /// </summary>
+        [Input("etag")]
+        public Input<string>? Etag { get; set; }
+
+        /// <summary>
+        /// The policy data generated by a `cloud.organizations.getIAMPolicy` data source. Compared by meaning: order, duplicates and etags never show as a change.
+        /// </summary>
+        [Input("policyData")]
+        public Input<string>? PolicyData { get; set; }
+
+        /// <summary>
+        /// The name of the service. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("serviceName")]
+        public Input<string>? ServiceName { get; set; }
+
+        public ConsumersIamPolicyState()
+        {
+        }
+        public static new ConsumersIamPolicyState Empty => new ConsumersIamPolicyState();
     }
 }

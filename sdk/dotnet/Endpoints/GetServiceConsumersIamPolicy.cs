@@ -14,20 +14,112 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for consumers
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        ///     consumerProject: "consumer-project-1",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_consumers_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog",
+        ///     consumer_project="consumer-project-1")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.GetServiceConsumersIamPolicy(ctx, &amp;endpoints.GetServiceConsumersIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 			ConsumerProject: "consumer-project-1",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceConsumersIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///         ConsumerProject = "consumer-project-1",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .consumerProject("consumer-project-1")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
-        ///         consumerProject: ${default.consumerProject}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        ///         consumerProject: consumer-project-1
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Task<GetServiceConsumersIamPolicyResult> InvokeAsync(GetServiceConsumersIamPolicyArgs args, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.InvokeAsync<GetServiceConsumersIamPolicyResult>("cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy", args ?? new GetServiceConsumersIamPolicyArgs(), options.WithDefaults());
@@ -35,20 +127,112 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for consumers
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        ///     consumerProject: "consumer-project-1",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_consumers_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog",
+        ///     consumer_project="consumer-project-1")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.GetServiceConsumersIamPolicy(ctx, &amp;endpoints.GetServiceConsumersIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 			ConsumerProject: "consumer-project-1",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceConsumersIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///         ConsumerProject = "consumer-project-1",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .consumerProject("consumer-project-1")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
-        ///         consumerProject: ${default.consumerProject}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        ///         consumerProject: consumer-project-1
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetServiceConsumersIamPolicyResult> Invoke(GetServiceConsumersIamPolicyInvokeArgs args, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.Invoke<GetServiceConsumersIamPolicyResult>("cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy", args ?? new GetServiceConsumersIamPolicyInvokeArgs(), options.WithDefaults());
@@ -56,20 +240,112 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for consumers
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        ///     consumerProject: "consumer-project-1",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_consumers_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog",
+        ///     consumer_project="consumer-project-1")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.GetServiceConsumersIamPolicy(ctx, &amp;endpoints.GetServiceConsumersIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 			ConsumerProject: "consumer-project-1",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceConsumersIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///         ConsumerProject = "consumer-project-1",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .consumerProject("consumer-project-1")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
-        ///         consumerProject: ${default.consumerProject}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        ///         consumerProject: consumer-project-1
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetServiceConsumersIamPolicyResult> Invoke(GetServiceConsumersIamPolicyInvokeArgs args, InvokeOutputOptions options)
             => global::Pulumi.Deployment.Instance.Invoke<GetServiceConsumersIamPolicyResult>("cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy", args ?? new GetServiceConsumersIamPolicyInvokeArgs(), options.WithDefaults());
@@ -123,11 +399,11 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// The policy's audit configurations, in canonical order (empty when there are none).
         /// </summary>
-        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfig> AuditConfigs;
+        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfigResult> AuditConfigs;
         /// <summary>
         /// The policy's bindings, in canonical order: the structured form of `policyData`.
         /// </summary>
-        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBinding> Bindings;
+        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBindingResult> Bindings;
         public readonly string ConsumerProject;
         /// <summary>
         /// (Computed) The etag of the IAM policy.
@@ -145,9 +421,9 @@ namespace Pulumi.Cloud.Endpoints
 
         [OutputConstructor]
         private GetServiceConsumersIamPolicyResult(
-            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfig> auditConfigs,
+            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfigResult> auditConfigs,
 
-            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBinding> bindings,
+            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBindingResult> bindings,
 
             string consumerProject,
 

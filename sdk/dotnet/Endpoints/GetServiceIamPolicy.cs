@@ -14,19 +14,106 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for service
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.LookupServiceIamPolicy(ctx, &amp;endpoints.LookupServiceIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Task<GetServiceIamPolicyResult> InvokeAsync(GetServiceIamPolicyArgs args, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.InvokeAsync<GetServiceIamPolicyResult>("cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy", args ?? new GetServiceIamPolicyArgs(), options.WithDefaults());
@@ -34,19 +121,106 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for service
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.LookupServiceIamPolicy(ctx, &amp;endpoints.LookupServiceIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetServiceIamPolicyResult> Invoke(GetServiceIamPolicyInvokeArgs args, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.Invoke<GetServiceIamPolicyResult>("cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy", args ?? new GetServiceIamPolicyInvokeArgs(), options.WithDefaults());
@@ -54,19 +228,106 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// Retrieves the current IAM policy data for service
         /// 
-        /// ## example
+        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
+        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
         /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Read the policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const policy = cloud.endpoints.getServiceIamPolicyOutput({
+        ///     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// });
+        /// export const policyData = policy.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// policy = cloud.endpoints.get_service_iam_policy_output(
+        ///     service_name="bookstore.endpoints.example-project.cloud.goog")
+        /// pulumi.export("policyData", policy.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		policy, err := endpoints.LookupServiceIamPolicy(ctx, &amp;endpoints.LookupServiceIamPolicyArgs{
+        /// 			ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(policy.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var policy = Cloud.Endpoints.GetServiceIamPolicy.Invoke(new()
+        ///     {
+        ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = policy.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.endpoints.EndpointsFunctions;
+        /// import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+        ///             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", policy.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
         /// ```yaml
         /// variables:
         ///   policy:
         ///     fn::invoke:
         ///       function: cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy
         ///       arguments:
-        ///         serviceName: ${default.serviceName}
+        ///         serviceName: bookstore.endpoints.example-project.cloud.goog
+        /// outputs:
+        ///   policyData: ${policy.policyData}
         /// ```
-        /// 
-        /// Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
-        /// so a program can read them without parsing JSON (in YAML, `return: bindings`).
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetServiceIamPolicyResult> Invoke(GetServiceIamPolicyInvokeArgs args, InvokeOutputOptions options)
             => global::Pulumi.Deployment.Instance.Invoke<GetServiceIamPolicyResult>("cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy", args ?? new GetServiceIamPolicyInvokeArgs(), options.WithDefaults());
@@ -108,11 +369,11 @@ namespace Pulumi.Cloud.Endpoints
         /// <summary>
         /// The policy's audit configurations, in canonical order (empty when there are none).
         /// </summary>
-        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfig> AuditConfigs;
+        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfigResult> AuditConfigs;
         /// <summary>
         /// The policy's bindings, in canonical order: the structured form of `policyData`.
         /// </summary>
-        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBinding> Bindings;
+        public readonly ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBindingResult> Bindings;
         /// <summary>
         /// (Computed) The etag of the IAM policy.
         /// </summary>
@@ -129,9 +390,9 @@ namespace Pulumi.Cloud.Endpoints
 
         [OutputConstructor]
         private GetServiceIamPolicyResult(
-            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfig> auditConfigs,
+            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyAuditConfigResult> auditConfigs,
 
-            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBinding> bindings,
+            ImmutableArray<Pulumi.Cloud.Organizations.Outputs.GetIAMPolicyBindingResult> bindings,
 
             string etag,
 

@@ -10,7 +10,45 @@ using Pulumi.Serialization;
 namespace Pulumi.Cloud.Endpoints
 {
     /// <summary>
-    /// Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `&lt;parent&gt; &lt;role&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;condition title&gt;`.
+    /// Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+    /// 
+    /// ## Example Usage
+    /// ### Grant a role to a list of members
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Cloud = Pulumi.Cloud;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt;
+    /// {
+    ///     var binding = new Cloud.Endpoints.ServiceIamBinding("binding", new()
+    ///     {
+    ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+    ///         Role = "roles/viewer",
+    ///         Members = new[]
+    ///         {
+    ///             "user:jane@example.com",
+    ///         },
+    ///     });
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+    /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/serviceIamBinding:ServiceIamBinding")]
     public partial class ServiceIamBinding : global::Pulumi.CustomResource
@@ -58,8 +96,8 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
 
-        private ServiceIamBinding(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("cloud:endpoints/serviceIamBinding:ServiceIamBinding", name, null, MakeResourceOptions(options, id))
+        private ServiceIamBinding(string name, Input<string> id, ServiceIamBindingState? state = null, CustomResourceOptions? options = null)
+            : base("cloud:endpoints/serviceIamBinding:ServiceIamBinding", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -81,10 +119,11 @@ namespace Pulumi.Cloud.Endpoints
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ServiceIamBinding Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ServiceIamBinding Get(string name, Input<string> id, ServiceIamBindingState? state = null, CustomResourceOptions? options = null)
         {
-            return new ServiceIamBinding(name, id, options);
+            return new ServiceIamBinding(name, id, state, options);
         }
     }
 
@@ -124,5 +163,49 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
         public static new ServiceIamBindingArgs Empty => new ServiceIamBindingArgs();
+    }
+
+    public sealed class ServiceIamBindingState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// An IAM condition: the binding is for this role under this condition only.
+        /// </summary>
+        [Input("condition")]
+        public Input<Inputs.ServiceIamBindingConditionGetArgs>? Condition { get; set; }
+
+        /// <summary>
+        /// (Computed) The etag of the IAM policy.
+        /// </summary>
+        [Input("etag")]
+        public Input<string>? Etag { get; set; }
+
+        [Input("members")]
+        private InputList<string>? _members;
+
+        /// <summary>
+        /// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        /// </summary>
+        public InputList<string> Members
+        {
+            get => _members ?? (_members = new InputList<string>());
+            set => _members = value;
+        }
+
+        /// <summary>
+        /// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        /// </summary>
+        [Input("role")]
+        public Input<string>? Role { get; set; }
+
+        /// <summary>
+        /// The name of the service. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("serviceName")]
+        public Input<string>? ServiceName { get; set; }
+
+        public ServiceIamBindingState()
+        {
+        }
+        public static new ServiceIamBindingState Empty => new ServiceIamBindingState();
     }
 }

@@ -10,7 +10,42 @@ using Pulumi.Serialization;
 namespace Pulumi.Cloud.Endpoints
 {
     /// <summary>
-    /// Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `&lt;parent&gt; &lt;role&gt; &lt;member&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;member&gt; &lt;condition title&gt;`.
+    /// Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+    /// 
+    /// ## Example Usage
+    /// ### Grant a role to one member
+    /// ```csharp
+    /// using System.Collections.Generic;
+    /// using System.Linq;
+    /// using Pulumi;
+    /// using Cloud = Pulumi.Cloud;
+    /// 
+    /// return await Deployment.RunAsync(() =&gt;
+    /// {
+    ///     var member = new Cloud.Endpoints.ServiceIamMember("member", new()
+    ///     {
+    ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
+    ///         Role = "roles/viewer",
+    ///         Member = "user:jane@example.com",
+    ///     });
+    /// });
+    /// ```
+    /// 
+    /// ## Import
+    /// 
+    /// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+    /// ```
+    /// 
+    /// ```sh
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+    /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/serviceIamMember:ServiceIamMember")]
     public partial class ServiceIamMember : global::Pulumi.CustomResource
@@ -58,8 +93,8 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
 
-        private ServiceIamMember(string name, Input<string> id, CustomResourceOptions? options = null)
-            : base("cloud:endpoints/serviceIamMember:ServiceIamMember", name, null, MakeResourceOptions(options, id))
+        private ServiceIamMember(string name, Input<string> id, ServiceIamMemberState? state = null, CustomResourceOptions? options = null)
+            : base("cloud:endpoints/serviceIamMember:ServiceIamMember", name, state, MakeResourceOptions(options, id))
         {
         }
 
@@ -81,10 +116,11 @@ namespace Pulumi.Cloud.Endpoints
         ///
         /// <param name="name">The unique name of the resulting resource.</param>
         /// <param name="id">The unique provider ID of the resource to lookup.</param>
+        /// <param name="state">Any extra arguments used during the lookup.</param>
         /// <param name="options">A bag of options that control this resource's behavior</param>
-        public static ServiceIamMember Get(string name, Input<string> id, CustomResourceOptions? options = null)
+        public static ServiceIamMember Get(string name, Input<string> id, ServiceIamMemberState? state = null, CustomResourceOptions? options = null)
         {
-            return new ServiceIamMember(name, id, options);
+            return new ServiceIamMember(name, id, state, options);
         }
     }
 
@@ -118,5 +154,43 @@ namespace Pulumi.Cloud.Endpoints
         {
         }
         public static new ServiceIamMemberArgs Empty => new ServiceIamMemberArgs();
+    }
+
+    public sealed class ServiceIamMemberState : global::Pulumi.ResourceArgs
+    {
+        /// <summary>
+        /// An IAM condition: the member holds the role under this condition only.
+        /// </summary>
+        [Input("condition")]
+        public Input<Inputs.ServiceIamMemberConditionGetArgs>? Condition { get; set; }
+
+        /// <summary>
+        /// (Computed) The etag of the IAM policy.
+        /// </summary>
+        [Input("etag")]
+        public Input<string>? Etag { get; set; }
+
+        /// <summary>
+        /// The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        /// </summary>
+        [Input("member")]
+        public Input<string>? Member { get; set; }
+
+        /// <summary>
+        /// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        /// </summary>
+        [Input("role")]
+        public Input<string>? Role { get; set; }
+
+        /// <summary>
+        /// The name of the service. Used to find the parent resource to bind the IAM policy to.
+        /// </summary>
+        [Input("serviceName")]
+        public Input<string>? ServiceName { get; set; }
+
+        public ServiceIamMemberState()
+        {
+        }
+        public static new ServiceIamMemberState Empty => new ServiceIamMemberState();
     }
 }

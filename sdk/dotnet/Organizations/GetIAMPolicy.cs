@@ -17,6 +17,132 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
         /// lookup of a policy set from it are byte-equal.
+        /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Build a policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const admin = cloud.organizations.getIAMPolicyOutput({
+        ///     bindings: [{
+        ///         role: "roles/viewer",
+        ///         members: ["user:jane@example.com"],
+        ///     }],
+        /// });
+        /// export const policyData = admin.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// admin = cloud.organizations.get_iam_policy_output(
+        ///     bindings=[{
+        ///         "role": "roles/viewer",
+        ///         "members": ["user:jane@example.com"],
+        ///     }])
+        /// pulumi.export("policyData", admin.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/organizations"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
+        /// 			Bindings: []organizations.GetIAMPolicyBinding{
+        /// 				{
+        /// 					Role: "roles/viewer",
+        /// 					Members: []string{"user:jane@example.com"},
+        /// 				},
+        /// 			},
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(admin.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var admin = Cloud.Organizations.GetIAMPolicy.Invoke(new()
+        ///     {
+        ///         Bindings = new[]
+        ///         {
+        ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
+        ///             {
+        ///                 Role = "roles/viewer",
+        ///                 Members = new[]
+        ///                 {
+        ///                     "user:jane@example.com",
+        ///                 },
+        ///             },
+        ///         },
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = admin.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.organizations.OrganizationsFunctions;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+        ///             .bindings(GetIAMPolicyBindingArgs.builder()
+        ///                 .role("roles/viewer")
+        ///                 .members("user:jane@example.com")
+        ///                 .build())
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", admin.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
+        /// ```yaml
+        /// variables:
+        ///   admin:
+        ///     fn::invoke:
+        ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
+        ///       arguments:
+        ///         bindings:
+        ///           - role: roles/viewer
+        ///             members:
+        ///               - user:jane@example.com
+        /// outputs:
+        ///   policyData: ${admin.policyData}
+        /// ```
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Task<GetIAMPolicyResult> InvokeAsync(GetIAMPolicyArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.InvokeAsync<GetIAMPolicyResult>("cloud:organizations/getIAMPolicy:getIAMPolicy", args ?? new GetIAMPolicyArgs(), options.WithDefaults());
@@ -27,6 +153,132 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
         /// lookup of a policy set from it are byte-equal.
+        /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Build a policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const admin = cloud.organizations.getIAMPolicyOutput({
+        ///     bindings: [{
+        ///         role: "roles/viewer",
+        ///         members: ["user:jane@example.com"],
+        ///     }],
+        /// });
+        /// export const policyData = admin.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// admin = cloud.organizations.get_iam_policy_output(
+        ///     bindings=[{
+        ///         "role": "roles/viewer",
+        ///         "members": ["user:jane@example.com"],
+        ///     }])
+        /// pulumi.export("policyData", admin.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/organizations"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
+        /// 			Bindings: []organizations.GetIAMPolicyBinding{
+        /// 				{
+        /// 					Role: "roles/viewer",
+        /// 					Members: []string{"user:jane@example.com"},
+        /// 				},
+        /// 			},
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(admin.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var admin = Cloud.Organizations.GetIAMPolicy.Invoke(new()
+        ///     {
+        ///         Bindings = new[]
+        ///         {
+        ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
+        ///             {
+        ///                 Role = "roles/viewer",
+        ///                 Members = new[]
+        ///                 {
+        ///                     "user:jane@example.com",
+        ///                 },
+        ///             },
+        ///         },
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = admin.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.organizations.OrganizationsFunctions;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+        ///             .bindings(GetIAMPolicyBindingArgs.builder()
+        ///                 .role("roles/viewer")
+        ///                 .members("user:jane@example.com")
+        ///                 .build())
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", admin.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
+        /// ```yaml
+        /// variables:
+        ///   admin:
+        ///     fn::invoke:
+        ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
+        ///       arguments:
+        ///         bindings:
+        ///           - role: roles/viewer
+        ///             members:
+        ///               - user:jane@example.com
+        /// outputs:
+        ///   policyData: ${admin.policyData}
+        /// ```
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetIAMPolicyResult> Invoke(GetIAMPolicyInvokeArgs? args = null, InvokeOptions? options = null)
             => global::Pulumi.Deployment.Instance.Invoke<GetIAMPolicyResult>("cloud:organizations/getIAMPolicy:getIAMPolicy", args ?? new GetIAMPolicyInvokeArgs(), options.WithDefaults());
@@ -37,6 +289,132 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
         /// lookup of a policy set from it are byte-equal.
+        /// 
+        /// {{% examples %}}
+        /// ## Example Usage
+        /// 
+        /// {{% example %}}
+        /// ### Build a policy
+        /// 
+        /// ```typescript
+        /// import * as pulumi from "@pulumi/pulumi";
+        /// import * as cloud from "pulumi-cloud-endpoints";
+        /// 
+        /// const admin = cloud.organizations.getIAMPolicyOutput({
+        ///     bindings: [{
+        ///         role: "roles/viewer",
+        ///         members: ["user:jane@example.com"],
+        ///     }],
+        /// });
+        /// export const policyData = admin.policyData;
+        /// ```
+        /// ```python
+        /// import pulumi
+        /// import pulumi_cloud as cloud
+        /// 
+        /// admin = cloud.organizations.get_iam_policy_output(
+        ///     bindings=[{
+        ///         "role": "roles/viewer",
+        ///         "members": ["user:jane@example.com"],
+        ///     }])
+        /// pulumi.export("policyData", admin.policy_data)
+        /// ```
+        /// ```go
+        /// package main
+        /// 
+        /// import (
+        /// 	"example.com/pulumi-cloud/sdk/go/v8/cloud/organizations"
+        /// 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+        /// )
+        /// 
+        /// func main() {
+        /// 	pulumi.Run(func(ctx *pulumi.Context) error {
+        /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
+        /// 			Bindings: []organizations.GetIAMPolicyBinding{
+        /// 				{
+        /// 					Role: "roles/viewer",
+        /// 					Members: []string{"user:jane@example.com"},
+        /// 				},
+        /// 			},
+        /// 		}, nil)
+        /// 		if err != nil {
+        /// 			return err
+        /// 		}
+        /// 		ctx.Export("policyData", pulumi.String(admin.PolicyData))
+        /// 		return nil
+        /// 	})
+        /// }
+        /// ```
+        /// ```csharp
+        /// using System.Collections.Generic;
+        /// using System.Linq;
+        /// using Pulumi;
+        /// using Cloud = Pulumi.Cloud;
+        /// 
+        /// return await Deployment.RunAsync(() =&gt;
+        /// {
+        ///     var admin = Cloud.Organizations.GetIAMPolicy.Invoke(new()
+        ///     {
+        ///         Bindings = new[]
+        ///         {
+        ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
+        ///             {
+        ///                 Role = "roles/viewer",
+        ///                 Members = new[]
+        ///                 {
+        ///                     "user:jane@example.com",
+        ///                 },
+        ///             },
+        ///         },
+        ///     });
+        /// 
+        ///     return new Dictionary&lt;string, object?&gt;
+        ///     {
+        ///         ["policyData"] = admin.Apply(result =&gt; result.PolicyData),
+        ///     };
+        /// });
+        /// ```
+        /// ```java
+        /// package generated_program;
+        /// 
+        /// import com.pulumi.Context;
+        /// import com.pulumi.Pulumi;
+        /// import com.pulumi.cloud.organizations.OrganizationsFunctions;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+        /// import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+        /// 
+        /// public class App {
+        ///     public static void main(String[] args) {
+        ///         Pulumi.run(App::stack);
+        ///     }
+        /// 
+        ///     public static void stack(Context ctx) {
+        ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+        ///             .bindings(GetIAMPolicyBindingArgs.builder()
+        ///                 .role("roles/viewer")
+        ///                 .members("user:jane@example.com")
+        ///                 .build())
+        ///             .build());
+        /// 
+        ///         ctx.export("policyData", admin.applyValue(result -&gt; result.policyData()));
+        ///     }
+        /// }
+        /// ```
+        /// ```yaml
+        /// variables:
+        ///   admin:
+        ///     fn::invoke:
+        ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
+        ///       arguments:
+        ///         bindings:
+        ///           - role: roles/viewer
+        ///             members:
+        ///               - user:jane@example.com
+        /// outputs:
+        ///   policyData: ${admin.policyData}
+        /// ```
+        /// {{% /example %}}
+        /// {{% /examples %}}
         /// </summary>
         public static Output<GetIAMPolicyResult> Invoke(GetIAMPolicyInvokeArgs args, InvokeOutputOptions options)
             => global::Pulumi.Deployment.Instance.Invoke<GetIAMPolicyResult>("cloud:organizations/getIAMPolicy:getIAMPolicy", args ?? new GetIAMPolicyInvokeArgs(), options.WithDefaults());
@@ -46,26 +424,26 @@ namespace Pulumi.Cloud.Organizations
     public sealed class GetIAMPolicyArgs : global::Pulumi.InvokeArgs
     {
         [Input("auditConfigs")]
-        private List<Inputs.GetIAMPolicyAuditConfig>? _auditConfigs;
+        private List<Inputs.GetIAMPolicyAuditConfigArgs>? _auditConfigs;
 
         /// <summary>
         /// A nested configuration block that defines logging additional configuration for your project.
         /// </summary>
-        public List<Inputs.GetIAMPolicyAuditConfig> AuditConfigs
+        public List<Inputs.GetIAMPolicyAuditConfigArgs> AuditConfigs
         {
-            get => _auditConfigs ?? (_auditConfigs = new List<Inputs.GetIAMPolicyAuditConfig>());
+            get => _auditConfigs ?? (_auditConfigs = new List<Inputs.GetIAMPolicyAuditConfigArgs>());
             set => _auditConfigs = value;
         }
 
         [Input("bindings")]
-        private List<Inputs.GetIAMPolicyBinding>? _bindings;
+        private List<Inputs.GetIAMPolicyBindingArgs>? _bindings;
 
         /// <summary>
         /// A nested configuration block (described below) defining a binding to be included in the policy document.
         /// </summary>
-        public List<Inputs.GetIAMPolicyBinding> Bindings
+        public List<Inputs.GetIAMPolicyBindingArgs> Bindings
         {
-            get => _bindings ?? (_bindings = new List<Inputs.GetIAMPolicyBinding>());
+            get => _bindings ?? (_bindings = new List<Inputs.GetIAMPolicyBindingArgs>());
             set => _bindings = value;
         }
 
@@ -78,26 +456,26 @@ namespace Pulumi.Cloud.Organizations
     public sealed class GetIAMPolicyInvokeArgs : global::Pulumi.InvokeArgs
     {
         [Input("auditConfigs")]
-        private InputList<Inputs.GetIAMPolicyAuditConfigArgs>? _auditConfigs;
+        private InputList<Inputs.GetIAMPolicyAuditConfigInputArgs>? _auditConfigs;
 
         /// <summary>
         /// A nested configuration block that defines logging additional configuration for your project.
         /// </summary>
-        public InputList<Inputs.GetIAMPolicyAuditConfigArgs> AuditConfigs
+        public InputList<Inputs.GetIAMPolicyAuditConfigInputArgs> AuditConfigs
         {
-            get => _auditConfigs ?? (_auditConfigs = new InputList<Inputs.GetIAMPolicyAuditConfigArgs>());
+            get => _auditConfigs ?? (_auditConfigs = new InputList<Inputs.GetIAMPolicyAuditConfigInputArgs>());
             set => _auditConfigs = value;
         }
 
         [Input("bindings")]
-        private InputList<Inputs.GetIAMPolicyBindingArgs>? _bindings;
+        private InputList<Inputs.GetIAMPolicyBindingInputArgs>? _bindings;
 
         /// <summary>
         /// A nested configuration block (described below) defining a binding to be included in the policy document.
         /// </summary>
-        public InputList<Inputs.GetIAMPolicyBindingArgs> Bindings
+        public InputList<Inputs.GetIAMPolicyBindingInputArgs> Bindings
         {
-            get => _bindings ?? (_bindings = new InputList<Inputs.GetIAMPolicyBindingArgs>());
+            get => _bindings ?? (_bindings = new InputList<Inputs.GetIAMPolicyBindingInputArgs>());
             set => _bindings = value;
         }
 
@@ -114,11 +492,11 @@ namespace Pulumi.Cloud.Organizations
         /// <summary>
         /// The policy's audit configurations, in canonical order (empty when there are none).
         /// </summary>
-        public readonly ImmutableArray<Outputs.GetIAMPolicyAuditConfig> AuditConfigs;
+        public readonly ImmutableArray<Outputs.GetIAMPolicyAuditConfigResult> AuditConfigs;
         /// <summary>
         /// The policy's bindings, in canonical order: the structured form of `policyData`.
         /// </summary>
-        public readonly ImmutableArray<Outputs.GetIAMPolicyBinding> Bindings;
+        public readonly ImmutableArray<Outputs.GetIAMPolicyBindingResult> Bindings;
         /// <summary>
         /// A stable hash of `policyData` (CRC-32, as the Terraform provider computes it).
         /// </summary>
@@ -130,9 +508,9 @@ namespace Pulumi.Cloud.Organizations
 
         [OutputConstructor]
         private GetIAMPolicyResult(
-            ImmutableArray<Outputs.GetIAMPolicyAuditConfig> auditConfigs,
+            ImmutableArray<Outputs.GetIAMPolicyAuditConfigResult> auditConfigs,
 
-            ImmutableArray<Outputs.GetIAMPolicyBinding> bindings,
+            ImmutableArray<Outputs.GetIAMPolicyBindingResult> bindings,
 
             string id,
 

@@ -8,7 +8,7 @@ declare var exports: any;
 const __config = new pulumi.Config("cloud");
 
 /**
- * A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+ * A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
  */
 export declare const accessToken: string | undefined;
 Object.defineProperty(exports, "accessToken", {
@@ -30,7 +30,7 @@ Object.defineProperty(exports, "billingProject", {
 });
 
 /**
- * Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+ * Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
  */
 export declare const credentials: string | undefined;
 Object.defineProperty(exports, "credentials", {

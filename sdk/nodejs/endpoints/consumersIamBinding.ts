@@ -7,7 +7,38 @@ import * as outputs from "../types/output";
 import * as utilities from "../utilities";
 
 /**
- * Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+ * Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ *
+ * ## Example Usage
+ * ### Grant a role to a list of members
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const binding = new cloud.endpoints.ConsumersIamBinding("binding", {
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     consumerProject: "consumer-project-1",
+ *     role: "roles/viewer",
+ *     members: ["user:jane@example.com"],
+ * });
+ * ```
+ *
+ * ## Import
+ *
+ * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+ * ```
  */
 export class ConsumersIamBinding extends pulumi.CustomResource {
     /**
@@ -16,10 +47,11 @@ export class ConsumersIamBinding extends pulumi.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state Any extra arguments used during the lookup.
      * @param opts Optional settings to control the behavior of the CustomResource.
      */
-    public static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): ConsumersIamBinding {
-        return new ConsumersIamBinding(name, undefined as any, { ...opts, id: id });
+    public static get(name: string, id: pulumi.Input<pulumi.ID>, state?: ConsumersIamBindingState, opts?: pulumi.CustomResourceOptions): ConsumersIamBinding {
+        return new ConsumersIamBinding(name, <any>state, { ...opts, id: id });
     }
 
     /** @internal */
@@ -68,10 +100,20 @@ export class ConsumersIamBinding extends pulumi.CustomResource {
      * @param args The arguments to use to populate this resource's properties.
      * @param opts A bag of options that control this resource's behavior.
      */
-    constructor(name: string, args: ConsumersIamBindingArgs, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: ConsumersIamBindingArgs, opts?: pulumi.CustomResourceOptions)
+    constructor(name: string, argsOrState?: ConsumersIamBindingArgs | ConsumersIamBindingState, opts?: pulumi.CustomResourceOptions) {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
-        if (!opts.id) {
+        if (opts.id) {
+            const state = argsOrState as ConsumersIamBindingState | undefined;
+            resourceInputs["condition"] = state?.condition;
+            resourceInputs["consumerProject"] = state?.consumerProject;
+            resourceInputs["etag"] = state?.etag;
+            resourceInputs["members"] = state?.members;
+            resourceInputs["role"] = state?.role;
+            resourceInputs["serviceName"] = state?.serviceName;
+        } else {
+            const args = argsOrState as ConsumersIamBindingArgs | undefined;
             if (args?.consumerProject === undefined && !opts.urn) {
                 throw new Error("Missing required property 'consumerProject'");
             }
@@ -90,17 +132,40 @@ export class ConsumersIamBinding extends pulumi.CustomResource {
             resourceInputs["role"] = args?.role;
             resourceInputs["serviceName"] = args?.serviceName;
             resourceInputs["etag"] = undefined /*out*/;
-        } else {
-            resourceInputs["condition"] = undefined /*out*/;
-            resourceInputs["consumerProject"] = undefined /*out*/;
-            resourceInputs["etag"] = undefined /*out*/;
-            resourceInputs["members"] = undefined /*out*/;
-            resourceInputs["role"] = undefined /*out*/;
-            resourceInputs["serviceName"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ConsumersIamBinding.__pulumiType, name, resourceInputs, opts);
     }
+}
+
+/**
+ * Input properties used for looking up and filtering ConsumersIamBinding resources.
+ */
+export interface ConsumersIamBindingState {
+    /**
+     * An IAM condition: the binding is for this role under this condition only.
+     */
+    condition?: pulumi.Input<inputs.endpoints.ConsumersIamBindingCondition | undefined>;
+    /**
+     * The consumer project. Used to find the parent resource to bind the IAM policy to.
+     */
+    consumerProject?: pulumi.Input<string | undefined>;
+    /**
+     * (Computed) The etag of the IAM policy.
+     */
+    etag?: pulumi.Input<string | undefined>;
+    /**
+     * The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+     */
+    members?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+     */
+    role?: pulumi.Input<string | undefined>;
+    /**
+     * The name of the service. Used to find the parent resource to bind the IAM policy to.
+     */
+    serviceName?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -110,7 +175,7 @@ export interface ConsumersIamBindingArgs {
     /**
      * An IAM condition: the binding is for this role under this condition only.
      */
-    condition?: pulumi.Input<inputs.endpoints.ConsumersIamBindingConditionArgs | undefined>;
+    condition?: pulumi.Input<inputs.endpoints.ConsumersIamBindingCondition | undefined>;
     /**
      * The consumer project. Used to find the parent resource to bind the IAM policy to.
      */

@@ -7,7 +7,38 @@ import * as outputs from "../types/output";
 import * as utilities from "../utilities";
 
 /**
- * Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+ * Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ *
+ * ## Example Usage
+ * ### Grant a role to one member
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const member = new cloud.endpoints.ConsumersIamMember("member", {
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     consumerProject: "consumer-project-1",
+ *     role: "roles/viewer",
+ *     member: "user:jane@example.com",
+ * });
+ * ```
+ *
+ * ## Import
+ *
+ * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+ * ```
  */
 export class ConsumersIamMember extends pulumi.CustomResource {
     /**
@@ -16,10 +47,11 @@ export class ConsumersIamMember extends pulumi.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state Any extra arguments used during the lookup.
      * @param opts Optional settings to control the behavior of the CustomResource.
      */
-    public static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): ConsumersIamMember {
-        return new ConsumersIamMember(name, undefined as any, { ...opts, id: id });
+    public static get(name: string, id: pulumi.Input<pulumi.ID>, state?: ConsumersIamMemberState, opts?: pulumi.CustomResourceOptions): ConsumersIamMember {
+        return new ConsumersIamMember(name, <any>state, { ...opts, id: id });
     }
 
     /** @internal */
@@ -68,10 +100,20 @@ export class ConsumersIamMember extends pulumi.CustomResource {
      * @param args The arguments to use to populate this resource's properties.
      * @param opts A bag of options that control this resource's behavior.
      */
-    constructor(name: string, args: ConsumersIamMemberArgs, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: ConsumersIamMemberArgs, opts?: pulumi.CustomResourceOptions)
+    constructor(name: string, argsOrState?: ConsumersIamMemberArgs | ConsumersIamMemberState, opts?: pulumi.CustomResourceOptions) {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
-        if (!opts.id) {
+        if (opts.id) {
+            const state = argsOrState as ConsumersIamMemberState | undefined;
+            resourceInputs["condition"] = state?.condition;
+            resourceInputs["consumerProject"] = state?.consumerProject;
+            resourceInputs["etag"] = state?.etag;
+            resourceInputs["member"] = state?.member;
+            resourceInputs["role"] = state?.role;
+            resourceInputs["serviceName"] = state?.serviceName;
+        } else {
+            const args = argsOrState as ConsumersIamMemberArgs | undefined;
             if (args?.consumerProject === undefined && !opts.urn) {
                 throw new Error("Missing required property 'consumerProject'");
             }
@@ -90,17 +132,40 @@ export class ConsumersIamMember extends pulumi.CustomResource {
             resourceInputs["role"] = args?.role;
             resourceInputs["serviceName"] = args?.serviceName;
             resourceInputs["etag"] = undefined /*out*/;
-        } else {
-            resourceInputs["condition"] = undefined /*out*/;
-            resourceInputs["consumerProject"] = undefined /*out*/;
-            resourceInputs["etag"] = undefined /*out*/;
-            resourceInputs["member"] = undefined /*out*/;
-            resourceInputs["role"] = undefined /*out*/;
-            resourceInputs["serviceName"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ConsumersIamMember.__pulumiType, name, resourceInputs, opts);
     }
+}
+
+/**
+ * Input properties used for looking up and filtering ConsumersIamMember resources.
+ */
+export interface ConsumersIamMemberState {
+    /**
+     * An IAM condition: the member holds the role under this condition only.
+     */
+    condition?: pulumi.Input<inputs.endpoints.ConsumersIamMemberCondition | undefined>;
+    /**
+     * The consumer project. Used to find the parent resource to bind the IAM policy to.
+     */
+    consumerProject?: pulumi.Input<string | undefined>;
+    /**
+     * (Computed) The etag of the IAM policy.
+     */
+    etag?: pulumi.Input<string | undefined>;
+    /**
+     * The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+     */
+    member?: pulumi.Input<string | undefined>;
+    /**
+     * The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+     */
+    role?: pulumi.Input<string | undefined>;
+    /**
+     * The name of the service. Used to find the parent resource to bind the IAM policy to.
+     */
+    serviceName?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -110,7 +175,7 @@ export interface ConsumersIamMemberArgs {
     /**
      * An IAM condition: the member holds the role under this condition only.
      */
-    condition?: pulumi.Input<inputs.endpoints.ConsumersIamMemberConditionArgs | undefined>;
+    condition?: pulumi.Input<inputs.endpoints.ConsumersIamMemberCondition | undefined>;
     /**
      * The consumer project. Used to find the parent resource to bind the IAM policy to.
      */

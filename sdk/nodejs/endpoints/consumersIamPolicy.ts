@@ -5,7 +5,39 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "../utilities";
 
 /**
- * Authoritative for the whole IAM policy of a consumer project of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Import with the ID `services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`.
+ * Authoritative for the whole IAM policy of a consumer project of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).
+ *
+ * ## Example Usage
+ * ### Set the whole policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const admin = cloud.organizations.getIAMPolicyOutput({
+ *     bindings: [{
+ *         role: "roles/viewer",
+ *         members: ["user:jane@example.com"],
+ *     }],
+ * });
+ * const policy = new cloud.endpoints.ConsumersIamPolicy("policy", {
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     consumerProject: "consumer-project-1",
+ *     policyData: admin.policyData,
+ * });
+ * ```
+ *
+ * ## Import
+ *
+ * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`). Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy "bookstore.endpoints.example-project.cloud.goog/consumer-project-1"
+ * ```
  */
 export class ConsumersIamPolicy extends pulumi.CustomResource {
     /**
@@ -14,10 +46,11 @@ export class ConsumersIamPolicy extends pulumi.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state Any extra arguments used during the lookup.
      * @param opts Optional settings to control the behavior of the CustomResource.
      */
-    public static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): ConsumersIamPolicy {
-        return new ConsumersIamPolicy(name, undefined as any, { ...opts, id: id });
+    public static get(name: string, id: pulumi.Input<pulumi.ID>, state?: ConsumersIamPolicyState, opts?: pulumi.CustomResourceOptions): ConsumersIamPolicy {
+        return new ConsumersIamPolicy(name, <any>state, { ...opts, id: id });
     }
 
     /** @internal */
@@ -58,10 +91,18 @@ export class ConsumersIamPolicy extends pulumi.CustomResource {
      * @param args The arguments to use to populate this resource's properties.
      * @param opts A bag of options that control this resource's behavior.
      */
-    constructor(name: string, args: ConsumersIamPolicyArgs, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: ConsumersIamPolicyArgs, opts?: pulumi.CustomResourceOptions)
+    constructor(name: string, argsOrState?: ConsumersIamPolicyArgs | ConsumersIamPolicyState, opts?: pulumi.CustomResourceOptions) {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
-        if (!opts.id) {
+        if (opts.id) {
+            const state = argsOrState as ConsumersIamPolicyState | undefined;
+            resourceInputs["consumerProject"] = state?.consumerProject;
+            resourceInputs["etag"] = state?.etag;
+            resourceInputs["policyData"] = state?.policyData;
+            resourceInputs["serviceName"] = state?.serviceName;
+        } else {
+            const args = argsOrState as ConsumersIamPolicyArgs | undefined;
             if (args?.consumerProject === undefined && !opts.urn) {
                 throw new Error("Missing required property 'consumerProject'");
             }
@@ -75,15 +116,32 @@ export class ConsumersIamPolicy extends pulumi.CustomResource {
             resourceInputs["policyData"] = args?.policyData;
             resourceInputs["serviceName"] = args?.serviceName;
             resourceInputs["etag"] = undefined /*out*/;
-        } else {
-            resourceInputs["consumerProject"] = undefined /*out*/;
-            resourceInputs["etag"] = undefined /*out*/;
-            resourceInputs["policyData"] = undefined /*out*/;
-            resourceInputs["serviceName"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ConsumersIamPolicy.__pulumiType, name, resourceInputs, opts);
     }
+}
+
+/**
+ * Input properties used for looking up and filtering ConsumersIamPolicy resources.
+ */
+export interface ConsumersIamPolicyState {
+    /**
+     * The consumer project. Used to find the parent resource to bind the IAM policy to.
+     */
+    consumerProject?: pulumi.Input<string | undefined>;
+    /**
+     * (Computed) The etag of the IAM policy.
+     */
+    etag?: pulumi.Input<string | undefined>;
+    /**
+     * The policy data generated by a `cloud.organizations.getIAMPolicy` data source. Compared by meaning: order, duplicates and etags never show as a change.
+     */
+    policyData?: pulumi.Input<string | undefined>;
+    /**
+     * The name of the service. Used to find the parent resource to bind the IAM policy to.
+     */
+    serviceName?: pulumi.Input<string | undefined>;
 }
 
 /**

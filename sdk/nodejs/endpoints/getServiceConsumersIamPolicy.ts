@@ -9,10 +9,22 @@ import * as utilities from "../utilities";
 /**
  * Retrieves the current IAM policy data for consumers
  *
- * ## example
- *
  * Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
  * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+ *
+ * ## Example Usage
+ * ### Read the policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     consumerProject: "consumer-project-1",
+ * });
+ * export const policyData = policy.policyData;
+ * ```
  */
 export function getServiceConsumersIamPolicy(args: GetServiceConsumersIamPolicyArgs, opts?: pulumi.InvokeOptions): Promise<GetServiceConsumersIamPolicyResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
@@ -60,10 +72,22 @@ export interface GetServiceConsumersIamPolicyResult {
 /**
  * Retrieves the current IAM policy data for consumers
  *
- * ## example
- *
  * Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
  * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+ *
+ * ## Example Usage
+ * ### Read the policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     consumerProject: "consumer-project-1",
+ * });
+ * export const policyData = policy.policyData;
+ * ```
  */
 export function getServiceConsumersIamPolicyOutput(args: GetServiceConsumersIamPolicyOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetServiceConsumersIamPolicyResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});

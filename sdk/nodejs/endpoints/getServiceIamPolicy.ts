@@ -9,10 +9,21 @@ import * as utilities from "../utilities";
 /**
  * Retrieves the current IAM policy data for service
  *
- * ## example
- *
  * Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
  * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+ *
+ * ## Example Usage
+ * ### Read the policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const policy = cloud.endpoints.getServiceIamPolicyOutput({
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ * });
+ * export const policyData = policy.policyData;
+ * ```
  */
 export function getServiceIamPolicy(args: GetServiceIamPolicyArgs, opts?: pulumi.InvokeOptions): Promise<GetServiceIamPolicyResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
@@ -54,10 +65,21 @@ export interface GetServiceIamPolicyResult {
 /**
  * Retrieves the current IAM policy data for service
  *
- * ## example
- *
  * Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
  * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+ *
+ * ## Example Usage
+ * ### Read the policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const policy = cloud.endpoints.getServiceIamPolicyOutput({
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ * });
+ * export const policyData = policy.policyData;
+ * ```
  */
 export function getServiceIamPolicyOutput(args: GetServiceIamPolicyOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetServiceIamPolicyResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});

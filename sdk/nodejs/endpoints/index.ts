@@ -5,17 +5,17 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "../utilities";
 
 // Export members:
-export { ConsumersIamBindingArgs } from "./consumersIamBinding";
+export { ConsumersIamBindingArgs, ConsumersIamBindingState } from "./consumersIamBinding";
 export type ConsumersIamBinding = import("./consumersIamBinding").ConsumersIamBinding;
 export const ConsumersIamBinding: typeof import("./consumersIamBinding").ConsumersIamBinding = null as any;
 utilities.lazyLoad(exports, ["ConsumersIamBinding"], () => require("./consumersIamBinding"));
 
-export { ConsumersIamMemberArgs } from "./consumersIamMember";
+export { ConsumersIamMemberArgs, ConsumersIamMemberState } from "./consumersIamMember";
 export type ConsumersIamMember = import("./consumersIamMember").ConsumersIamMember;
 export const ConsumersIamMember: typeof import("./consumersIamMember").ConsumersIamMember = null as any;
 utilities.lazyLoad(exports, ["ConsumersIamMember"], () => require("./consumersIamMember"));
 
-export { ConsumersIamPolicyArgs } from "./consumersIamPolicy";
+export { ConsumersIamPolicyArgs, ConsumersIamPolicyState } from "./consumersIamPolicy";
 export type ConsumersIamPolicy = import("./consumersIamPolicy").ConsumersIamPolicy;
 export const ConsumersIamPolicy: typeof import("./consumersIamPolicy").ConsumersIamPolicy = null as any;
 utilities.lazyLoad(exports, ["ConsumersIamPolicy"], () => require("./consumersIamPolicy"));
@@ -30,17 +30,17 @@ export const getServiceIamPolicy: typeof import("./getServiceIamPolicy").getServ
 export const getServiceIamPolicyOutput: typeof import("./getServiceIamPolicy").getServiceIamPolicyOutput = null as any;
 utilities.lazyLoad(exports, ["getServiceIamPolicy","getServiceIamPolicyOutput"], () => require("./getServiceIamPolicy"));
 
-export { ServiceIamBindingArgs } from "./serviceIamBinding";
+export { ServiceIamBindingArgs, ServiceIamBindingState } from "./serviceIamBinding";
 export type ServiceIamBinding = import("./serviceIamBinding").ServiceIamBinding;
 export const ServiceIamBinding: typeof import("./serviceIamBinding").ServiceIamBinding = null as any;
 utilities.lazyLoad(exports, ["ServiceIamBinding"], () => require("./serviceIamBinding"));
 
-export { ServiceIamMemberArgs } from "./serviceIamMember";
+export { ServiceIamMemberArgs, ServiceIamMemberState } from "./serviceIamMember";
 export type ServiceIamMember = import("./serviceIamMember").ServiceIamMember;
 export const ServiceIamMember: typeof import("./serviceIamMember").ServiceIamMember = null as any;
 utilities.lazyLoad(exports, ["ServiceIamMember"], () => require("./serviceIamMember"));
 
-export { ServiceIamPolicyArgs } from "./serviceIamPolicy";
+export { ServiceIamPolicyArgs, ServiceIamPolicyState } from "./serviceIamPolicy";
 export type ServiceIamPolicy = import("./serviceIamPolicy").ServiceIamPolicy;
 export const ServiceIamPolicy: typeof import("./serviceIamPolicy").ServiceIamPolicy = null as any;
 utilities.lazyLoad(exports, ["ServiceIamPolicy"], () => require("./serviceIamPolicy"));

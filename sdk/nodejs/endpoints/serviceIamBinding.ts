@@ -7,7 +7,37 @@ import * as outputs from "../types/output";
 import * as utilities from "../utilities";
 
 /**
- * Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+ * Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ *
+ * ## Example Usage
+ * ### Grant a role to a list of members
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const binding = new cloud.endpoints.ServiceIamBinding("binding", {
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     role: "roles/viewer",
+ *     members: ["user:jane@example.com"],
+ * });
+ * ```
+ *
+ * ## Import
+ *
+ * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+ * ```
  */
 export class ServiceIamBinding extends pulumi.CustomResource {
     /**
@@ -16,10 +46,11 @@ export class ServiceIamBinding extends pulumi.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state Any extra arguments used during the lookup.
      * @param opts Optional settings to control the behavior of the CustomResource.
      */
-    public static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): ServiceIamBinding {
-        return new ServiceIamBinding(name, undefined as any, { ...opts, id: id });
+    public static get(name: string, id: pulumi.Input<pulumi.ID>, state?: ServiceIamBindingState, opts?: pulumi.CustomResourceOptions): ServiceIamBinding {
+        return new ServiceIamBinding(name, <any>state, { ...opts, id: id });
     }
 
     /** @internal */
@@ -64,10 +95,19 @@ export class ServiceIamBinding extends pulumi.CustomResource {
      * @param args The arguments to use to populate this resource's properties.
      * @param opts A bag of options that control this resource's behavior.
      */
-    constructor(name: string, args: ServiceIamBindingArgs, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: ServiceIamBindingArgs, opts?: pulumi.CustomResourceOptions)
+    constructor(name: string, argsOrState?: ServiceIamBindingArgs | ServiceIamBindingState, opts?: pulumi.CustomResourceOptions) {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
-        if (!opts.id) {
+        if (opts.id) {
+            const state = argsOrState as ServiceIamBindingState | undefined;
+            resourceInputs["condition"] = state?.condition;
+            resourceInputs["etag"] = state?.etag;
+            resourceInputs["members"] = state?.members;
+            resourceInputs["role"] = state?.role;
+            resourceInputs["serviceName"] = state?.serviceName;
+        } else {
+            const args = argsOrState as ServiceIamBindingArgs | undefined;
             if (args?.members === undefined && !opts.urn) {
                 throw new Error("Missing required property 'members'");
             }
@@ -82,16 +122,36 @@ export class ServiceIamBinding extends pulumi.CustomResource {
             resourceInputs["role"] = args?.role;
             resourceInputs["serviceName"] = args?.serviceName;
             resourceInputs["etag"] = undefined /*out*/;
-        } else {
-            resourceInputs["condition"] = undefined /*out*/;
-            resourceInputs["etag"] = undefined /*out*/;
-            resourceInputs["members"] = undefined /*out*/;
-            resourceInputs["role"] = undefined /*out*/;
-            resourceInputs["serviceName"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ServiceIamBinding.__pulumiType, name, resourceInputs, opts);
     }
+}
+
+/**
+ * Input properties used for looking up and filtering ServiceIamBinding resources.
+ */
+export interface ServiceIamBindingState {
+    /**
+     * An IAM condition: the binding is for this role under this condition only.
+     */
+    condition?: pulumi.Input<inputs.endpoints.ServiceIamBindingCondition | undefined>;
+    /**
+     * (Computed) The etag of the IAM policy.
+     */
+    etag?: pulumi.Input<string | undefined>;
+    /**
+     * The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+     */
+    members?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+     */
+    role?: pulumi.Input<string | undefined>;
+    /**
+     * The name of the service. Used to find the parent resource to bind the IAM policy to.
+     */
+    serviceName?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -101,7 +161,7 @@ export interface ServiceIamBindingArgs {
     /**
      * An IAM condition: the binding is for this role under this condition only.
      */
-    condition?: pulumi.Input<inputs.endpoints.ServiceIamBindingConditionArgs | undefined>;
+    condition?: pulumi.Input<inputs.endpoints.ServiceIamBindingCondition | undefined>;
     /**
      * The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      */

@@ -7,7 +7,37 @@ import * as outputs from "../types/output";
 import * as utilities from "../utilities";
 
 /**
- * Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+ * Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ *
+ * ## Example Usage
+ * ### Grant a role to one member
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const member = new cloud.endpoints.ServiceIamMember("member", {
+ *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
+ *     role: "roles/viewer",
+ *     member: "user:jane@example.com",
+ * });
+ * ```
+ *
+ * ## Import
+ *
+ * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+ * ```
+ *
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+ * ```
  */
 export class ServiceIamMember extends pulumi.CustomResource {
     /**
@@ -16,10 +46,11 @@ export class ServiceIamMember extends pulumi.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state Any extra arguments used during the lookup.
      * @param opts Optional settings to control the behavior of the CustomResource.
      */
-    public static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): ServiceIamMember {
-        return new ServiceIamMember(name, undefined as any, { ...opts, id: id });
+    public static get(name: string, id: pulumi.Input<pulumi.ID>, state?: ServiceIamMemberState, opts?: pulumi.CustomResourceOptions): ServiceIamMember {
+        return new ServiceIamMember(name, <any>state, { ...opts, id: id });
     }
 
     /** @internal */
@@ -64,10 +95,19 @@ export class ServiceIamMember extends pulumi.CustomResource {
      * @param args The arguments to use to populate this resource's properties.
      * @param opts A bag of options that control this resource's behavior.
      */
-    constructor(name: string, args: ServiceIamMemberArgs, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: ServiceIamMemberArgs, opts?: pulumi.CustomResourceOptions)
+    constructor(name: string, argsOrState?: ServiceIamMemberArgs | ServiceIamMemberState, opts?: pulumi.CustomResourceOptions) {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
-        if (!opts.id) {
+        if (opts.id) {
+            const state = argsOrState as ServiceIamMemberState | undefined;
+            resourceInputs["condition"] = state?.condition;
+            resourceInputs["etag"] = state?.etag;
+            resourceInputs["member"] = state?.member;
+            resourceInputs["role"] = state?.role;
+            resourceInputs["serviceName"] = state?.serviceName;
+        } else {
+            const args = argsOrState as ServiceIamMemberArgs | undefined;
             if (args?.member === undefined && !opts.urn) {
                 throw new Error("Missing required property 'member'");
             }
@@ -82,16 +122,36 @@ export class ServiceIamMember extends pulumi.CustomResource {
             resourceInputs["role"] = args?.role;
             resourceInputs["serviceName"] = args?.serviceName;
             resourceInputs["etag"] = undefined /*out*/;
-        } else {
-            resourceInputs["condition"] = undefined /*out*/;
-            resourceInputs["etag"] = undefined /*out*/;
-            resourceInputs["member"] = undefined /*out*/;
-            resourceInputs["role"] = undefined /*out*/;
-            resourceInputs["serviceName"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ServiceIamMember.__pulumiType, name, resourceInputs, opts);
     }
+}
+
+/**
+ * Input properties used for looking up and filtering ServiceIamMember resources.
+ */
+export interface ServiceIamMemberState {
+    /**
+     * An IAM condition: the member holds the role under this condition only.
+     */
+    condition?: pulumi.Input<inputs.endpoints.ServiceIamMemberCondition | undefined>;
+    /**
+     * (Computed) The etag of the IAM policy.
+     */
+    etag?: pulumi.Input<string | undefined>;
+    /**
+     * The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+     */
+    member?: pulumi.Input<string | undefined>;
+    /**
+     * The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+     */
+    role?: pulumi.Input<string | undefined>;
+    /**
+     * The name of the service. Used to find the parent resource to bind the IAM policy to.
+     */
+    serviceName?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -101,7 +161,7 @@ export interface ServiceIamMemberArgs {
     /**
      * An IAM condition: the member holds the role under this condition only.
      */
-    condition?: pulumi.Input<inputs.endpoints.ServiceIamMemberConditionArgs | undefined>;
+    condition?: pulumi.Input<inputs.endpoints.ServiceIamMemberCondition | undefined>;
     /**
      * The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      */

@@ -12,6 +12,22 @@ import * as utilities from "../utilities";
  *
  * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
  * lookup of a policy set from it are byte-equal.
+ *
+ * ## Example Usage
+ * ### Build a policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const admin = cloud.organizations.getIAMPolicyOutput({
+ *     bindings: [{
+ *         role: "roles/viewer",
+ *         members: ["user:jane@example.com"],
+ *     }],
+ * });
+ * export const policyData = admin.policyData;
+ * ```
  */
 export function getIAMPolicy(args?: GetIAMPolicyArgs, opts?: pulumi.InvokeOptions): Promise<GetIAMPolicyResult> {
     args = args || {};
@@ -57,6 +73,22 @@ export interface GetIAMPolicyResult {
  *
  * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
  * lookup of a policy set from it are byte-equal.
+ *
+ * ## Example Usage
+ * ### Build a policy
+ *
+ * ```typescript
+ * import * as pulumi from "@pulumi/pulumi";
+ * import * as cloud from "pulumi-cloud-endpoints";
+ *
+ * const admin = cloud.organizations.getIAMPolicyOutput({
+ *     bindings: [{
+ *         role: "roles/viewer",
+ *         members: ["user:jane@example.com"],
+ *     }],
+ * });
+ * export const policyData = admin.policyData;
+ * ```
  */
 export function getIAMPolicyOutput(args?: GetIAMPolicyOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetIAMPolicyResult> {
     args = args || {};

@@ -9,7 +9,7 @@ export namespace endpoints {
     /**
      * An IAM condition: the grant applies only when the CEL expression is true.
      */
-    export interface ConsumersIamBindingConditionArgs {
+    export interface ConsumersIamBindingCondition {
         /**
          * An optional description of the expression.
          */
@@ -27,7 +27,7 @@ export namespace endpoints {
     /**
      * An IAM condition: the grant applies only when the CEL expression is true.
      */
-    export interface ConsumersIamMemberConditionArgs {
+    export interface ConsumersIamMemberCondition {
         /**
          * An optional description of the expression.
          */
@@ -45,7 +45,7 @@ export namespace endpoints {
     /**
      * An IAM condition: the grant applies only when the CEL expression is true.
      */
-    export interface ServiceIamBindingConditionArgs {
+    export interface ServiceIamBindingCondition {
         /**
          * An optional description of the expression.
          */
@@ -63,7 +63,7 @@ export namespace endpoints {
     /**
      * An IAM condition: the grant applies only when the CEL expression is true.
      */
-    export interface ServiceIamMemberConditionArgs {
+    export interface ServiceIamMemberCondition {
         /**
          * An optional description of the expression.
          */

@@ -13,17 +13,17 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// Audit logging configuration for one service.
     /// </summary>
-    public sealed class GetIAMPolicyAuditConfig : global::Pulumi.InvokeArgs
+    public sealed class GetIAMPolicyAuditConfigArgs : global::Pulumi.InvokeArgs
     {
         [Input("auditLogConfigs", required: true)]
-        private List<Inputs.GetIAMPolicyAuditConfigAuditLogConfig>? _auditLogConfigs;
+        private List<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs>? _auditLogConfigs;
 
         /// <summary>
         /// The log types enabled, with their exemptions.
         /// </summary>
-        public List<Inputs.GetIAMPolicyAuditConfigAuditLogConfig> AuditLogConfigs
+        public List<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs> AuditLogConfigs
         {
-            get => _auditLogConfigs ?? (_auditLogConfigs = new List<Inputs.GetIAMPolicyAuditConfigAuditLogConfig>());
+            get => _auditLogConfigs ?? (_auditLogConfigs = new List<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs>());
             set => _auditLogConfigs = value;
         }
 
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("service", required: true)]
         public string Service { get; set; } = null!;
 
-        public GetIAMPolicyAuditConfig()
+        public GetIAMPolicyAuditConfigArgs()
         {
         }
-        public static new GetIAMPolicyAuditConfig Empty => new GetIAMPolicyAuditConfig();
+        public static new GetIAMPolicyAuditConfigArgs Empty => new GetIAMPolicyAuditConfigArgs();
     }
 }

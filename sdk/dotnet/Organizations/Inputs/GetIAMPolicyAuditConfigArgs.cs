@@ -13,17 +13,17 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// Audit logging configuration for one service.
     /// </summary>
-    public sealed class GetIAMPolicyAuditConfigArgs : global::Pulumi.ResourceArgs
+    public sealed class GetIAMPolicyAuditConfigInputArgs : global::Pulumi.ResourceArgs
     {
         [Input("auditLogConfigs", required: true)]
-        private InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs>? _auditLogConfigs;
+        private InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigInputArgs>? _auditLogConfigs;
 
         /// <summary>
         /// The log types enabled, with their exemptions.
         /// </summary>
-        public InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs> AuditLogConfigs
+        public InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigInputArgs> AuditLogConfigs
         {
-            get => _auditLogConfigs ?? (_auditLogConfigs = new InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigArgs>());
+            get => _auditLogConfigs ?? (_auditLogConfigs = new InputList<Inputs.GetIAMPolicyAuditConfigAuditLogConfigInputArgs>());
             set => _auditLogConfigs = value;
         }
 
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("service", required: true)]
         public Input<string> Service { get; set; } = null!;
 
-        public GetIAMPolicyAuditConfigArgs()
+        public GetIAMPolicyAuditConfigInputArgs()
         {
         }
-        public static new GetIAMPolicyAuditConfigArgs Empty => new GetIAMPolicyAuditConfigArgs();
+        public static new GetIAMPolicyAuditConfigInputArgs Empty => new GetIAMPolicyAuditConfigInputArgs();
     }
 }

@@ -13,7 +13,7 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// Which kind of access is logged, and who is exempted.
     /// </summary>
-    public sealed class GetIAMPolicyAuditConfigAuditLogConfig : global::Pulumi.InvokeArgs
+    public sealed class GetIAMPolicyAuditConfigAuditLogConfigArgs : global::Pulumi.InvokeArgs
     {
         [Input("exemptedMembers")]
         private List<string>? _exemptedMembers;
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("logType", required: true)]
         public string LogType { get; set; } = null!;
 
-        public GetIAMPolicyAuditConfigAuditLogConfig()
+        public GetIAMPolicyAuditConfigAuditLogConfigArgs()
         {
         }
-        public static new GetIAMPolicyAuditConfigAuditLogConfig Empty => new GetIAMPolicyAuditConfigAuditLogConfig();
+        public static new GetIAMPolicyAuditConfigAuditLogConfigArgs Empty => new GetIAMPolicyAuditConfigAuditLogConfigArgs();
     }
 }

@@ -13,7 +13,7 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// Which kind of access is logged, and who is exempted.
     /// </summary>
-    public sealed class GetIAMPolicyAuditConfigAuditLogConfigArgs : global::Pulumi.ResourceArgs
+    public sealed class GetIAMPolicyAuditConfigAuditLogConfigInputArgs : global::Pulumi.ResourceArgs
     {
         [Input("exemptedMembers")]
         private InputList<string>? _exemptedMembers;
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("logType", required: true)]
         public Input<string> LogType { get; set; } = null!;
 
-        public GetIAMPolicyAuditConfigAuditLogConfigArgs()
+        public GetIAMPolicyAuditConfigAuditLogConfigInputArgs()
         {
         }
-        public static new GetIAMPolicyAuditConfigAuditLogConfigArgs Empty => new GetIAMPolicyAuditConfigAuditLogConfigArgs();
+        public static new GetIAMPolicyAuditConfigAuditLogConfigInputArgs Empty => new GetIAMPolicyAuditConfigAuditLogConfigInputArgs();
     }
 }

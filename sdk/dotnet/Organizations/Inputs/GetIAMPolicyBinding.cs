@@ -13,13 +13,13 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// A role granted to a list of members, optionally under a condition.
     /// </summary>
-    public sealed class GetIAMPolicyBinding : global::Pulumi.InvokeArgs
+    public sealed class GetIAMPolicyBindingArgs : global::Pulumi.InvokeArgs
     {
         /// <summary>
         /// An IAM condition for this binding.
         /// </summary>
         [Input("condition")]
-        public Inputs.GetIAMPolicyBindingCondition? Condition { get; set; }
+        public Inputs.GetIAMPolicyBindingConditionArgs? Condition { get; set; }
 
         [Input("members", required: true)]
         private List<string>? _members;
@@ -39,9 +39,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("role", required: true)]
         public string Role { get; set; } = null!;
 
-        public GetIAMPolicyBinding()
+        public GetIAMPolicyBindingArgs()
         {
         }
-        public static new GetIAMPolicyBinding Empty => new GetIAMPolicyBinding();
+        public static new GetIAMPolicyBindingArgs Empty => new GetIAMPolicyBindingArgs();
     }
 }

@@ -13,13 +13,13 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// A role granted to a list of members, optionally under a condition.
     /// </summary>
-    public sealed class GetIAMPolicyBindingArgs : global::Pulumi.ResourceArgs
+    public sealed class GetIAMPolicyBindingInputArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
         /// An IAM condition for this binding.
         /// </summary>
         [Input("condition")]
-        public Input<Inputs.GetIAMPolicyBindingConditionArgs>? Condition { get; set; }
+        public Input<Inputs.GetIAMPolicyBindingConditionInputArgs>? Condition { get; set; }
 
         [Input("members", required: true)]
         private InputList<string>? _members;
@@ -39,9 +39,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("role", required: true)]
         public Input<string> Role { get; set; } = null!;
 
-        public GetIAMPolicyBindingArgs()
+        public GetIAMPolicyBindingInputArgs()
         {
         }
-        public static new GetIAMPolicyBindingArgs Empty => new GetIAMPolicyBindingArgs();
+        public static new GetIAMPolicyBindingInputArgs Empty => new GetIAMPolicyBindingInputArgs();
     }
 }

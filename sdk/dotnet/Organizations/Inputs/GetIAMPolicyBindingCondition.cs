@@ -13,7 +13,7 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// An IAM condition: the binding applies only when the CEL expression is true.
     /// </summary>
-    public sealed class GetIAMPolicyBindingCondition : global::Pulumi.InvokeArgs
+    public sealed class GetIAMPolicyBindingConditionArgs : global::Pulumi.InvokeArgs
     {
         /// <summary>
         /// An optional description of the expression.
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("title", required: true)]
         public string Title { get; set; } = null!;
 
-        public GetIAMPolicyBindingCondition()
+        public GetIAMPolicyBindingConditionArgs()
         {
         }
-        public static new GetIAMPolicyBindingCondition Empty => new GetIAMPolicyBindingCondition();
+        public static new GetIAMPolicyBindingConditionArgs Empty => new GetIAMPolicyBindingConditionArgs();
     }
 }

@@ -13,7 +13,7 @@ namespace Pulumi.Cloud.Organizations.Inputs
     /// <summary>
     /// An IAM condition: the binding applies only when the CEL expression is true.
     /// </summary>
-    public sealed class GetIAMPolicyBindingConditionArgs : global::Pulumi.ResourceArgs
+    public sealed class GetIAMPolicyBindingConditionInputArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
         /// An optional description of the expression.
@@ -33,9 +33,9 @@ namespace Pulumi.Cloud.Organizations.Inputs
         [Input("title", required: true)]
         public Input<string> Title { get; set; } = null!;
 
-        public GetIAMPolicyBindingConditionArgs()
+        public GetIAMPolicyBindingConditionInputArgs()
         {
         }
-        public static new GetIAMPolicyBindingConditionArgs Empty => new GetIAMPolicyBindingConditionArgs();
+        public static new GetIAMPolicyBindingConditionInputArgs Empty => new GetIAMPolicyBindingConditionInputArgs();
     }
 }

@@ -11,7 +11,7 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
-// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
 func GetAccessToken(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloud:accessToken")
 }
@@ -21,7 +21,7 @@ func GetBillingProject(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloud:billingProject")
 }
 
-// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
 func GetCredentials(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloud:credentials")
 }

@@ -12,7 +12,55 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+// Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+//
+// ## Example Usage
+// ### Grant a role to a list of members
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			var err error
+//			_, err = endpoints.NewConsumersIamBinding(ctx, "binding", &endpoints.ConsumersIamBindingArgs{
+//				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
+//				ConsumerProject: pulumi.String("consumer-project-1"),
+//				Role: pulumi.String("roles/viewer"),
+//				Members: pulumi.StringArray{
+//					pulumi.String("user:jane@example.com"),
+//				},
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+// ```
 type ConsumersIamBinding struct {
 	pulumi.CustomResourceState
 
@@ -72,9 +120,33 @@ func GetConsumersIamBinding(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ConsumersIamBinding resources.
 type consumersIamBindingState struct {
+	// An IAM condition: the binding is for this role under this condition only.
+	Condition *ConsumersIamBindingCondition `pulumi:"condition"`
+	// The consumer project. Used to find the parent resource to bind the IAM policy to.
+	ConsumerProject *string `pulumi:"consumerProject"`
+	// (Computed) The etag of the IAM policy.
+	Etag *string `pulumi:"etag"`
+	// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Members []string `pulumi:"members"`
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role *string `pulumi:"role"`
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName *string `pulumi:"serviceName"`
 }
 
 type ConsumersIamBindingState struct {
+	// An IAM condition: the binding is for this role under this condition only.
+	Condition ConsumersIamBindingConditionPtrInput
+	// The consumer project. Used to find the parent resource to bind the IAM policy to.
+	ConsumerProject pulumi.StringPtrInput
+	// (Computed) The etag of the IAM policy.
+	Etag pulumi.StringPtrInput
+	// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Members pulumi.StringArrayInput
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role pulumi.StringPtrInput
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName pulumi.StringPtrInput
 }
 
 func (ConsumersIamBindingState) ElementType() reflect.Type {
@@ -131,6 +203,56 @@ func (i *ConsumersIamBinding) ToConsumersIamBindingOutputWithContext(ctx context
 	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamBindingOutput)
 }
 
+// ConsumersIamBindingArrayInput is an input type that accepts ConsumersIamBindingArray and ConsumersIamBindingArrayOutput values.
+// You can construct a concrete instance of `ConsumersIamBindingArrayInput` via:
+//
+//	ConsumersIamBindingArray{ ConsumersIamBindingArgs{...} }
+type ConsumersIamBindingArrayInput interface {
+	pulumi.Input
+
+	ToConsumersIamBindingArrayOutput() ConsumersIamBindingArrayOutput
+	ToConsumersIamBindingArrayOutputWithContext(context.Context) ConsumersIamBindingArrayOutput
+}
+
+type ConsumersIamBindingArray []ConsumersIamBindingInput
+
+func (ConsumersIamBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ConsumersIamBinding)(nil)).Elem()
+}
+
+func (i ConsumersIamBindingArray) ToConsumersIamBindingArrayOutput() ConsumersIamBindingArrayOutput {
+	return i.ToConsumersIamBindingArrayOutputWithContext(context.Background())
+}
+
+func (i ConsumersIamBindingArray) ToConsumersIamBindingArrayOutputWithContext(ctx context.Context) ConsumersIamBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamBindingArrayOutput)
+}
+
+// ConsumersIamBindingMapInput is an input type that accepts ConsumersIamBindingMap and ConsumersIamBindingMapOutput values.
+// You can construct a concrete instance of `ConsumersIamBindingMapInput` via:
+//
+//	ConsumersIamBindingMap{ "key": ConsumersIamBindingArgs{...} }
+type ConsumersIamBindingMapInput interface {
+	pulumi.Input
+
+	ToConsumersIamBindingMapOutput() ConsumersIamBindingMapOutput
+	ToConsumersIamBindingMapOutputWithContext(context.Context) ConsumersIamBindingMapOutput
+}
+
+type ConsumersIamBindingMap map[string]ConsumersIamBindingInput
+
+func (ConsumersIamBindingMap) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ConsumersIamBinding)(nil)).Elem()
+}
+
+func (i ConsumersIamBindingMap) ToConsumersIamBindingMapOutput() ConsumersIamBindingMapOutput {
+	return i.ToConsumersIamBindingMapOutputWithContext(context.Background())
+}
+
+func (i ConsumersIamBindingMap) ToConsumersIamBindingMapOutputWithContext(ctx context.Context) ConsumersIamBindingMapOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamBindingMapOutput)
+}
+
 type ConsumersIamBindingOutput struct{ *pulumi.OutputState }
 
 func (ConsumersIamBindingOutput) ElementType() reflect.Type {
@@ -175,7 +297,51 @@ func (o ConsumersIamBindingOutput) ServiceName() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConsumersIamBinding) pulumi.StringOutput { return v.ServiceName }).(pulumi.StringOutput)
 }
 
+type ConsumersIamBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (ConsumersIamBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ConsumersIamBinding)(nil)).Elem()
+}
+
+func (o ConsumersIamBindingArrayOutput) ToConsumersIamBindingArrayOutput() ConsumersIamBindingArrayOutput {
+	return o
+}
+
+func (o ConsumersIamBindingArrayOutput) ToConsumersIamBindingArrayOutputWithContext(ctx context.Context) ConsumersIamBindingArrayOutput {
+	return o
+}
+
+func (o ConsumersIamBindingArrayOutput) Index(i pulumi.IntInput) ConsumersIamBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) *ConsumersIamBinding {
+		return vs[0].([]*ConsumersIamBinding)[vs[1].(int)]
+	}).(ConsumersIamBindingOutput)
+}
+
+type ConsumersIamBindingMapOutput struct{ *pulumi.OutputState }
+
+func (ConsumersIamBindingMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ConsumersIamBinding)(nil)).Elem()
+}
+
+func (o ConsumersIamBindingMapOutput) ToConsumersIamBindingMapOutput() ConsumersIamBindingMapOutput {
+	return o
+}
+
+func (o ConsumersIamBindingMapOutput) ToConsumersIamBindingMapOutputWithContext(ctx context.Context) ConsumersIamBindingMapOutput {
+	return o
+}
+
+func (o ConsumersIamBindingMapOutput) MapIndex(k pulumi.StringInput) ConsumersIamBindingOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) *ConsumersIamBinding {
+		return vs[0].(map[string]*ConsumersIamBinding)[vs[1].(string)]
+	}).(ConsumersIamBindingOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamBindingInput)(nil)).Elem(), &ConsumersIamBinding{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamBindingArrayInput)(nil)).Elem(), ConsumersIamBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamBindingMapInput)(nil)).Elem(), ConsumersIamBindingMap{})
 	pulumi.RegisterOutputType(ConsumersIamBindingOutput{})
+	pulumi.RegisterOutputType(ConsumersIamBindingArrayOutput{})
+	pulumi.RegisterOutputType(ConsumersIamBindingMapOutput{})
 }

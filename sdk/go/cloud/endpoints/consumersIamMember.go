@@ -12,7 +12,53 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+// Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+//
+// ## Example Usage
+// ### Grant a role to one member
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			var err error
+//			_, err = endpoints.NewConsumersIamMember(ctx, "member", &endpoints.ConsumersIamMemberArgs{
+//				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
+//				ConsumerProject: pulumi.String("consumer-project-1"),
+//				Role: pulumi.String("roles/viewer"),
+//				Member: pulumi.String("user:jane@example.com"),
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+// ```
 type ConsumersIamMember struct {
 	pulumi.CustomResourceState
 
@@ -72,9 +118,33 @@ func GetConsumersIamMember(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ConsumersIamMember resources.
 type consumersIamMemberState struct {
+	// An IAM condition: the member holds the role under this condition only.
+	Condition *ConsumersIamMemberCondition `pulumi:"condition"`
+	// The consumer project. Used to find the parent resource to bind the IAM policy to.
+	ConsumerProject *string `pulumi:"consumerProject"`
+	// (Computed) The etag of the IAM policy.
+	Etag *string `pulumi:"etag"`
+	// The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Member *string `pulumi:"member"`
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role *string `pulumi:"role"`
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName *string `pulumi:"serviceName"`
 }
 
 type ConsumersIamMemberState struct {
+	// An IAM condition: the member holds the role under this condition only.
+	Condition ConsumersIamMemberConditionPtrInput
+	// The consumer project. Used to find the parent resource to bind the IAM policy to.
+	ConsumerProject pulumi.StringPtrInput
+	// (Computed) The etag of the IAM policy.
+	Etag pulumi.StringPtrInput
+	// The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Member pulumi.StringPtrInput
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role pulumi.StringPtrInput
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName pulumi.StringPtrInput
 }
 
 func (ConsumersIamMemberState) ElementType() reflect.Type {
@@ -131,6 +201,56 @@ func (i *ConsumersIamMember) ToConsumersIamMemberOutputWithContext(ctx context.C
 	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamMemberOutput)
 }
 
+// ConsumersIamMemberArrayInput is an input type that accepts ConsumersIamMemberArray and ConsumersIamMemberArrayOutput values.
+// You can construct a concrete instance of `ConsumersIamMemberArrayInput` via:
+//
+//	ConsumersIamMemberArray{ ConsumersIamMemberArgs{...} }
+type ConsumersIamMemberArrayInput interface {
+	pulumi.Input
+
+	ToConsumersIamMemberArrayOutput() ConsumersIamMemberArrayOutput
+	ToConsumersIamMemberArrayOutputWithContext(context.Context) ConsumersIamMemberArrayOutput
+}
+
+type ConsumersIamMemberArray []ConsumersIamMemberInput
+
+func (ConsumersIamMemberArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ConsumersIamMember)(nil)).Elem()
+}
+
+func (i ConsumersIamMemberArray) ToConsumersIamMemberArrayOutput() ConsumersIamMemberArrayOutput {
+	return i.ToConsumersIamMemberArrayOutputWithContext(context.Background())
+}
+
+func (i ConsumersIamMemberArray) ToConsumersIamMemberArrayOutputWithContext(ctx context.Context) ConsumersIamMemberArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamMemberArrayOutput)
+}
+
+// ConsumersIamMemberMapInput is an input type that accepts ConsumersIamMemberMap and ConsumersIamMemberMapOutput values.
+// You can construct a concrete instance of `ConsumersIamMemberMapInput` via:
+//
+//	ConsumersIamMemberMap{ "key": ConsumersIamMemberArgs{...} }
+type ConsumersIamMemberMapInput interface {
+	pulumi.Input
+
+	ToConsumersIamMemberMapOutput() ConsumersIamMemberMapOutput
+	ToConsumersIamMemberMapOutputWithContext(context.Context) ConsumersIamMemberMapOutput
+}
+
+type ConsumersIamMemberMap map[string]ConsumersIamMemberInput
+
+func (ConsumersIamMemberMap) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ConsumersIamMember)(nil)).Elem()
+}
+
+func (i ConsumersIamMemberMap) ToConsumersIamMemberMapOutput() ConsumersIamMemberMapOutput {
+	return i.ToConsumersIamMemberMapOutputWithContext(context.Background())
+}
+
+func (i ConsumersIamMemberMap) ToConsumersIamMemberMapOutputWithContext(ctx context.Context) ConsumersIamMemberMapOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConsumersIamMemberMapOutput)
+}
+
 type ConsumersIamMemberOutput struct{ *pulumi.OutputState }
 
 func (ConsumersIamMemberOutput) ElementType() reflect.Type {
@@ -175,7 +295,51 @@ func (o ConsumersIamMemberOutput) ServiceName() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConsumersIamMember) pulumi.StringOutput { return v.ServiceName }).(pulumi.StringOutput)
 }
 
+type ConsumersIamMemberArrayOutput struct{ *pulumi.OutputState }
+
+func (ConsumersIamMemberArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ConsumersIamMember)(nil)).Elem()
+}
+
+func (o ConsumersIamMemberArrayOutput) ToConsumersIamMemberArrayOutput() ConsumersIamMemberArrayOutput {
+	return o
+}
+
+func (o ConsumersIamMemberArrayOutput) ToConsumersIamMemberArrayOutputWithContext(ctx context.Context) ConsumersIamMemberArrayOutput {
+	return o
+}
+
+func (o ConsumersIamMemberArrayOutput) Index(i pulumi.IntInput) ConsumersIamMemberOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) *ConsumersIamMember {
+		return vs[0].([]*ConsumersIamMember)[vs[1].(int)]
+	}).(ConsumersIamMemberOutput)
+}
+
+type ConsumersIamMemberMapOutput struct{ *pulumi.OutputState }
+
+func (ConsumersIamMemberMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ConsumersIamMember)(nil)).Elem()
+}
+
+func (o ConsumersIamMemberMapOutput) ToConsumersIamMemberMapOutput() ConsumersIamMemberMapOutput {
+	return o
+}
+
+func (o ConsumersIamMemberMapOutput) ToConsumersIamMemberMapOutputWithContext(ctx context.Context) ConsumersIamMemberMapOutput {
+	return o
+}
+
+func (o ConsumersIamMemberMapOutput) MapIndex(k pulumi.StringInput) ConsumersIamMemberOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) *ConsumersIamMember {
+		return vs[0].(map[string]*ConsumersIamMember)[vs[1].(string)]
+	}).(ConsumersIamMemberOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamMemberInput)(nil)).Elem(), &ConsumersIamMember{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamMemberArrayInput)(nil)).Elem(), ConsumersIamMemberArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConsumersIamMemberMapInput)(nil)).Elem(), ConsumersIamMemberMap{})
 	pulumi.RegisterOutputType(ConsumersIamMemberOutput{})
+	pulumi.RegisterOutputType(ConsumersIamMemberArrayOutput{})
+	pulumi.RegisterOutputType(ConsumersIamMemberMapOutput{})
 }

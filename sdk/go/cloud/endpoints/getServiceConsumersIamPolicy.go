@@ -14,10 +14,36 @@ import (
 
 // Retrieves the current IAM policy data for consumers
 //
-// ## example
-//
 // Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
 // so a program can read them without parsing JSON (in YAML, `return: bindings`).
+//
+// ## Example Usage
+// ### Read the policy
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			policy, err := endpoints.GetServiceConsumersIamPolicy(ctx, &endpoints.GetServiceConsumersIamPolicyArgs{
+//				ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+//				ConsumerProject: "consumer-project-1",
+//			}, nil)
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("policyData", pulumi.String(policy.PolicyData))
+//			return nil
+//		})
+//	}
+//
+// ```
 func GetServiceConsumersIamPolicy(ctx *pulumi.Context, args *GetServiceConsumersIamPolicyArgs, opts ...pulumi.InvokeOption) (*GetServiceConsumersIamPolicyResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
 	var rv GetServiceConsumersIamPolicyResult

@@ -14,10 +14,35 @@ import (
 
 // Retrieves the current IAM policy data for service
 //
-// ## example
-//
 // Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
 // so a program can read them without parsing JSON (in YAML, `return: bindings`).
+//
+// ## Example Usage
+// ### Read the policy
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			policy, err := endpoints.LookupServiceIamPolicy(ctx, &endpoints.LookupServiceIamPolicyArgs{
+//				ServiceName: "bookstore.endpoints.example-project.cloud.goog",
+//			}, nil)
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("policyData", pulumi.String(policy.PolicyData))
+//			return nil
+//		})
+//	}
+//
+// ```
 func LookupServiceIamPolicy(ctx *pulumi.Context, args *LookupServiceIamPolicyArgs, opts ...pulumi.InvokeOption) (*LookupServiceIamPolicyResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
 	var rv LookupServiceIamPolicyResult

@@ -12,7 +12,54 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+// Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+//
+// ## Example Usage
+// ### Grant a role to a list of members
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			var err error
+//			_, err = endpoints.NewServiceIamBinding(ctx, "binding", &endpoints.ServiceIamBindingArgs{
+//				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
+//				Role: pulumi.String("roles/viewer"),
+//				Members: pulumi.StringArray{
+//					pulumi.String("user:jane@example.com"),
+//				},
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+// ```
 type ServiceIamBinding struct {
 	pulumi.CustomResourceState
 
@@ -67,9 +114,29 @@ func GetServiceIamBinding(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ServiceIamBinding resources.
 type serviceIamBindingState struct {
+	// An IAM condition: the binding is for this role under this condition only.
+	Condition *ServiceIamBindingCondition `pulumi:"condition"`
+	// (Computed) The etag of the IAM policy.
+	Etag *string `pulumi:"etag"`
+	// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Members []string `pulumi:"members"`
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role *string `pulumi:"role"`
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName *string `pulumi:"serviceName"`
 }
 
 type ServiceIamBindingState struct {
+	// An IAM condition: the binding is for this role under this condition only.
+	Condition ServiceIamBindingConditionPtrInput
+	// (Computed) The etag of the IAM policy.
+	Etag pulumi.StringPtrInput
+	// The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Members pulumi.StringArrayInput
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role pulumi.StringPtrInput
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName pulumi.StringPtrInput
 }
 
 func (ServiceIamBindingState) ElementType() reflect.Type {
@@ -122,6 +189,56 @@ func (i *ServiceIamBinding) ToServiceIamBindingOutputWithContext(ctx context.Con
 	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamBindingOutput)
 }
 
+// ServiceIamBindingArrayInput is an input type that accepts ServiceIamBindingArray and ServiceIamBindingArrayOutput values.
+// You can construct a concrete instance of `ServiceIamBindingArrayInput` via:
+//
+//	ServiceIamBindingArray{ ServiceIamBindingArgs{...} }
+type ServiceIamBindingArrayInput interface {
+	pulumi.Input
+
+	ToServiceIamBindingArrayOutput() ServiceIamBindingArrayOutput
+	ToServiceIamBindingArrayOutputWithContext(context.Context) ServiceIamBindingArrayOutput
+}
+
+type ServiceIamBindingArray []ServiceIamBindingInput
+
+func (ServiceIamBindingArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ServiceIamBinding)(nil)).Elem()
+}
+
+func (i ServiceIamBindingArray) ToServiceIamBindingArrayOutput() ServiceIamBindingArrayOutput {
+	return i.ToServiceIamBindingArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceIamBindingArray) ToServiceIamBindingArrayOutputWithContext(ctx context.Context) ServiceIamBindingArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamBindingArrayOutput)
+}
+
+// ServiceIamBindingMapInput is an input type that accepts ServiceIamBindingMap and ServiceIamBindingMapOutput values.
+// You can construct a concrete instance of `ServiceIamBindingMapInput` via:
+//
+//	ServiceIamBindingMap{ "key": ServiceIamBindingArgs{...} }
+type ServiceIamBindingMapInput interface {
+	pulumi.Input
+
+	ToServiceIamBindingMapOutput() ServiceIamBindingMapOutput
+	ToServiceIamBindingMapOutputWithContext(context.Context) ServiceIamBindingMapOutput
+}
+
+type ServiceIamBindingMap map[string]ServiceIamBindingInput
+
+func (ServiceIamBindingMap) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ServiceIamBinding)(nil)).Elem()
+}
+
+func (i ServiceIamBindingMap) ToServiceIamBindingMapOutput() ServiceIamBindingMapOutput {
+	return i.ToServiceIamBindingMapOutputWithContext(context.Background())
+}
+
+func (i ServiceIamBindingMap) ToServiceIamBindingMapOutputWithContext(ctx context.Context) ServiceIamBindingMapOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamBindingMapOutput)
+}
+
 type ServiceIamBindingOutput struct{ *pulumi.OutputState }
 
 func (ServiceIamBindingOutput) ElementType() reflect.Type {
@@ -161,7 +278,51 @@ func (o ServiceIamBindingOutput) ServiceName() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceIamBinding) pulumi.StringOutput { return v.ServiceName }).(pulumi.StringOutput)
 }
 
+type ServiceIamBindingArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceIamBindingArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ServiceIamBinding)(nil)).Elem()
+}
+
+func (o ServiceIamBindingArrayOutput) ToServiceIamBindingArrayOutput() ServiceIamBindingArrayOutput {
+	return o
+}
+
+func (o ServiceIamBindingArrayOutput) ToServiceIamBindingArrayOutputWithContext(ctx context.Context) ServiceIamBindingArrayOutput {
+	return o
+}
+
+func (o ServiceIamBindingArrayOutput) Index(i pulumi.IntInput) ServiceIamBindingOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) *ServiceIamBinding {
+		return vs[0].([]*ServiceIamBinding)[vs[1].(int)]
+	}).(ServiceIamBindingOutput)
+}
+
+type ServiceIamBindingMapOutput struct{ *pulumi.OutputState }
+
+func (ServiceIamBindingMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ServiceIamBinding)(nil)).Elem()
+}
+
+func (o ServiceIamBindingMapOutput) ToServiceIamBindingMapOutput() ServiceIamBindingMapOutput {
+	return o
+}
+
+func (o ServiceIamBindingMapOutput) ToServiceIamBindingMapOutputWithContext(ctx context.Context) ServiceIamBindingMapOutput {
+	return o
+}
+
+func (o ServiceIamBindingMapOutput) MapIndex(k pulumi.StringInput) ServiceIamBindingOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) *ServiceIamBinding {
+		return vs[0].(map[string]*ServiceIamBinding)[vs[1].(string)]
+	}).(ServiceIamBindingOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamBindingInput)(nil)).Elem(), &ServiceIamBinding{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamBindingArrayInput)(nil)).Elem(), ServiceIamBindingArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamBindingMapInput)(nil)).Elem(), ServiceIamBindingMap{})
 	pulumi.RegisterOutputType(ServiceIamBindingOutput{})
+	pulumi.RegisterOutputType(ServiceIamBindingArrayOutput{})
+	pulumi.RegisterOutputType(ServiceIamBindingMapOutput{})
 }

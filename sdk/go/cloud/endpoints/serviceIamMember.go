@@ -12,7 +12,52 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+// Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+//
+// ## Example Usage
+// ### Grant a role to one member
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/endpoints"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			var err error
+//			_, err = endpoints.NewServiceIamMember(ctx, "member", &endpoints.ServiceIamMemberArgs{
+//				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
+//				Role: pulumi.String("roles/viewer"),
+//				Member: pulumi.String("user:jane@example.com"),
+//			})
+//			if err != nil {
+//				return err
+//			}
+//			return nil
+//		})
+//	}
+//
+// ```
+//
+// ## Import
+//
+// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+// ```
 type ServiceIamMember struct {
 	pulumi.CustomResourceState
 
@@ -67,9 +112,29 @@ func GetServiceIamMember(ctx *pulumi.Context,
 
 // Input properties used for looking up and filtering ServiceIamMember resources.
 type serviceIamMemberState struct {
+	// An IAM condition: the member holds the role under this condition only.
+	Condition *ServiceIamMemberCondition `pulumi:"condition"`
+	// (Computed) The etag of the IAM policy.
+	Etag *string `pulumi:"etag"`
+	// The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Member *string `pulumi:"member"`
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role *string `pulumi:"role"`
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName *string `pulumi:"serviceName"`
 }
 
 type ServiceIamMemberState struct {
+	// An IAM condition: the member holds the role under this condition only.
+	Condition ServiceIamMemberConditionPtrInput
+	// (Computed) The etag of the IAM policy.
+	Etag pulumi.StringPtrInput
+	// The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+	Member pulumi.StringPtrInput
+	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+	Role pulumi.StringPtrInput
+	// The name of the service. Used to find the parent resource to bind the IAM policy to.
+	ServiceName pulumi.StringPtrInput
 }
 
 func (ServiceIamMemberState) ElementType() reflect.Type {
@@ -122,6 +187,56 @@ func (i *ServiceIamMember) ToServiceIamMemberOutputWithContext(ctx context.Conte
 	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamMemberOutput)
 }
 
+// ServiceIamMemberArrayInput is an input type that accepts ServiceIamMemberArray and ServiceIamMemberArrayOutput values.
+// You can construct a concrete instance of `ServiceIamMemberArrayInput` via:
+//
+//	ServiceIamMemberArray{ ServiceIamMemberArgs{...} }
+type ServiceIamMemberArrayInput interface {
+	pulumi.Input
+
+	ToServiceIamMemberArrayOutput() ServiceIamMemberArrayOutput
+	ToServiceIamMemberArrayOutputWithContext(context.Context) ServiceIamMemberArrayOutput
+}
+
+type ServiceIamMemberArray []ServiceIamMemberInput
+
+func (ServiceIamMemberArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ServiceIamMember)(nil)).Elem()
+}
+
+func (i ServiceIamMemberArray) ToServiceIamMemberArrayOutput() ServiceIamMemberArrayOutput {
+	return i.ToServiceIamMemberArrayOutputWithContext(context.Background())
+}
+
+func (i ServiceIamMemberArray) ToServiceIamMemberArrayOutputWithContext(ctx context.Context) ServiceIamMemberArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamMemberArrayOutput)
+}
+
+// ServiceIamMemberMapInput is an input type that accepts ServiceIamMemberMap and ServiceIamMemberMapOutput values.
+// You can construct a concrete instance of `ServiceIamMemberMapInput` via:
+//
+//	ServiceIamMemberMap{ "key": ServiceIamMemberArgs{...} }
+type ServiceIamMemberMapInput interface {
+	pulumi.Input
+
+	ToServiceIamMemberMapOutput() ServiceIamMemberMapOutput
+	ToServiceIamMemberMapOutputWithContext(context.Context) ServiceIamMemberMapOutput
+}
+
+type ServiceIamMemberMap map[string]ServiceIamMemberInput
+
+func (ServiceIamMemberMap) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ServiceIamMember)(nil)).Elem()
+}
+
+func (i ServiceIamMemberMap) ToServiceIamMemberMapOutput() ServiceIamMemberMapOutput {
+	return i.ToServiceIamMemberMapOutputWithContext(context.Background())
+}
+
+func (i ServiceIamMemberMap) ToServiceIamMemberMapOutputWithContext(ctx context.Context) ServiceIamMemberMapOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServiceIamMemberMapOutput)
+}
+
 type ServiceIamMemberOutput struct{ *pulumi.OutputState }
 
 func (ServiceIamMemberOutput) ElementType() reflect.Type {
@@ -161,7 +276,51 @@ func (o ServiceIamMemberOutput) ServiceName() pulumi.StringOutput {
 	return o.ApplyT(func(v *ServiceIamMember) pulumi.StringOutput { return v.ServiceName }).(pulumi.StringOutput)
 }
 
+type ServiceIamMemberArrayOutput struct{ *pulumi.OutputState }
+
+func (ServiceIamMemberArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]*ServiceIamMember)(nil)).Elem()
+}
+
+func (o ServiceIamMemberArrayOutput) ToServiceIamMemberArrayOutput() ServiceIamMemberArrayOutput {
+	return o
+}
+
+func (o ServiceIamMemberArrayOutput) ToServiceIamMemberArrayOutputWithContext(ctx context.Context) ServiceIamMemberArrayOutput {
+	return o
+}
+
+func (o ServiceIamMemberArrayOutput) Index(i pulumi.IntInput) ServiceIamMemberOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) *ServiceIamMember {
+		return vs[0].([]*ServiceIamMember)[vs[1].(int)]
+	}).(ServiceIamMemberOutput)
+}
+
+type ServiceIamMemberMapOutput struct{ *pulumi.OutputState }
+
+func (ServiceIamMemberMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]*ServiceIamMember)(nil)).Elem()
+}
+
+func (o ServiceIamMemberMapOutput) ToServiceIamMemberMapOutput() ServiceIamMemberMapOutput {
+	return o
+}
+
+func (o ServiceIamMemberMapOutput) ToServiceIamMemberMapOutputWithContext(ctx context.Context) ServiceIamMemberMapOutput {
+	return o
+}
+
+func (o ServiceIamMemberMapOutput) MapIndex(k pulumi.StringInput) ServiceIamMemberOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) *ServiceIamMember {
+		return vs[0].(map[string]*ServiceIamMember)[vs[1].(string)]
+	}).(ServiceIamMemberOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamMemberInput)(nil)).Elem(), &ServiceIamMember{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamMemberArrayInput)(nil)).Elem(), ServiceIamMemberArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServiceIamMemberMapInput)(nil)).Elem(), ServiceIamMemberMap{})
 	pulumi.RegisterOutputType(ServiceIamMemberOutput{})
+	pulumi.RegisterOutputType(ServiceIamMemberArrayOutput{})
+	pulumi.RegisterOutputType(ServiceIamMemberMapOutput{})
 }

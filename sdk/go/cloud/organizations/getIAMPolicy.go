@@ -16,6 +16,38 @@ import (
 //
 // `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
 // lookup of a policy set from it are byte-equal.
+//
+// ## Example Usage
+// ### Build a policy
+// ```go
+// package main
+//
+// import (
+//
+//	"example.com/pulumi-cloud/sdk/go/v8/cloud/organizations"
+//	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+//
+// )
+//
+//	func main() {
+//		pulumi.Run(func(ctx *pulumi.Context) error {
+//			admin, err := organizations.LookupIAMPolicy(ctx, &organizations.LookupIAMPolicyArgs{
+//				Bindings: []organizations.GetIAMPolicyBinding{
+//					{
+//						Role: "roles/viewer",
+//						Members: []string{"user:jane@example.com"},
+//					},
+//				},
+//			}, nil)
+//			if err != nil {
+//				return err
+//			}
+//			ctx.Export("policyData", pulumi.String(admin.PolicyData))
+//			return nil
+//		})
+//	}
+//
+// ```
 func GetIAMPolicy(ctx *pulumi.Context, args *GetIAMPolicyArgs, opts ...pulumi.InvokeOption) (*GetIAMPolicyResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
 	var rv GetIAMPolicyResult

@@ -16,7 +16,7 @@ from .. import _utilities
 
 accessToken: Optional[str]
 """
-A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
 """
 
 billingProject: Optional[str]
@@ -26,7 +26,7 @@ The project billed for quota when `userProjectOverride` is true (sent as `X-Goog
 
 credentials: Optional[str]
 """
-Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
 """
 
 iamCredentialsCustomEndpoint: Optional[str]

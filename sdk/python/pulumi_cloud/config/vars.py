@@ -23,7 +23,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def access_token(self) -> Optional[str]:
         """
-        A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+        A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
         """
         return __config__.get('accessToken')
 
@@ -37,7 +37,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def credentials(self) -> Optional[str]:
         """
-        Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+        Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
         """
         return __config__.get('credentials')
 

@@ -103,6 +103,111 @@ class ConsumersIamBindingArgs:
         pulumi.set(self, "condition", value)
 
 
+@pulumi.input_type
+class _ConsumersIamBindingState:
+    def __init__(__self__, *,
+                 condition: pulumi.Input[Optional['ConsumersIamBindingConditionArgs']] = None,
+                 consumer_project: pulumi.Input[Optional[_builtins.str]] = None,
+                 etag: pulumi.Input[Optional[_builtins.str]] = None,
+                 members: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 role: pulumi.Input[Optional[_builtins.str]] = None,
+                 service_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Input properties used for looking up and filtering ConsumersIamBinding resources.
+
+        :param pulumi.Input['ConsumersIamBindingConditionArgs'] condition: An IAM condition: the binding is for this role under this condition only.
+        :param pulumi.Input[_builtins.str] consumer_project: The consumer project. Used to find the parent resource to bind the IAM policy to.
+        :param pulumi.Input[_builtins.str] etag: (Computed) The etag of the IAM policy.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] members: The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        :param pulumi.Input[_builtins.str] role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        :param pulumi.Input[_builtins.str] service_name: The name of the service. Used to find the parent resource to bind the IAM policy to.
+        """
+        if condition is not None:
+            pulumi.set(__self__, "condition", condition)
+        if consumer_project is not None:
+            pulumi.set(__self__, "consumer_project", consumer_project)
+        if etag is not None:
+            pulumi.set(__self__, "etag", etag)
+        if members is not None:
+            pulumi.set(__self__, "members", members)
+        if role is not None:
+            pulumi.set(__self__, "role", role)
+        if service_name is not None:
+            pulumi.set(__self__, "service_name", service_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def condition(self) -> pulumi.Input[Optional['ConsumersIamBindingConditionArgs']]:
+        """
+        An IAM condition: the binding is for this role under this condition only.
+        """
+        return pulumi.get(self, "condition")
+
+    @condition.setter
+    def condition(self, value: pulumi.Input[Optional['ConsumersIamBindingConditionArgs']]):
+        pulumi.set(self, "condition", value)
+
+    @_builtins.property
+    @pulumi.getter(name="consumerProject")
+    def consumer_project(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The consumer project. Used to find the parent resource to bind the IAM policy to.
+        """
+        return pulumi.get(self, "consumer_project")
+
+    @consumer_project.setter
+    def consumer_project(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "consumer_project", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def etag(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        (Computed) The etag of the IAM policy.
+        """
+        return pulumi.get(self, "etag")
+
+    @etag.setter
+    def etag(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "etag", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def members(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        """
+        return pulumi.get(self, "members")
+
+    @members.setter
+    def members(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "members", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def role(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        """
+        return pulumi.get(self, "role")
+
+    @role.setter
+    def role(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "role", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceName")
+    def service_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The name of the service. Used to find the parent resource to bind the IAM policy to.
+        """
+        return pulumi.get(self, "service_name")
+
+    @service_name.setter
+    def service_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_name", value)
+
+
 @pulumi.type_token("cloud:endpoints/consumersIamBinding:ConsumersIamBinding")
 class ConsumersIamBinding(pulumi.CustomResource):
     @overload
@@ -116,7 +221,36 @@ class ConsumersIamBinding(pulumi.CustomResource):
                  service_name: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+        Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+
+        ## Example Usage
+        ### Grant a role to a list of members
+        ```python
+        import pulumi
+        import pulumi_cloud as cloud
+
+        binding = cloud.endpoints.ConsumersIamBinding("binding",
+            service_name="bookstore.endpoints.example-project.cloud.goog",
+            consumer_project="consumer-project-1",
+            role="roles/viewer",
+            members=["user:jane@example.com"])
+        ```
+
+        ## Import
+
+        The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+        ```
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -133,7 +267,36 @@ class ConsumersIamBinding(pulumi.CustomResource):
                  args: ConsumersIamBindingArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Import with the ID `<parent> <role>` or `<parent> <role> <condition title>`.
+        Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role's binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+
+        ## Example Usage
+        ### Grant a role to a list of members
+        ```python
+        import pulumi
+        import pulumi_cloud as cloud
+
+        binding = cloud.endpoints.ConsumersIamBinding("binding",
+            service_name="bookstore.endpoints.example-project.cloud.goog",
+            consumer_project="consumer-project-1",
+            role="roles/viewer",
+            members=["user:jane@example.com"])
+        ```
+
+        ## Import
+
+        The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+        ```
 
         :param str resource_name: The name of the resource.
         :param ConsumersIamBindingArgs args: The arguments to use to populate this resource's properties.
@@ -187,7 +350,13 @@ class ConsumersIamBinding(pulumi.CustomResource):
     @staticmethod
     def get(resource_name: str,
             id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> 'ConsumersIamBinding':
+            opts: Optional[pulumi.ResourceOptions] = None,
+            condition: pulumi.Input[Optional[Union['ConsumersIamBindingConditionArgs', 'ConsumersIamBindingConditionArgsDict']]] = None,
+            consumer_project: pulumi.Input[Optional[_builtins.str]] = None,
+            etag: pulumi.Input[Optional[_builtins.str]] = None,
+            members: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+            role: pulumi.Input[Optional[_builtins.str]] = None,
+            service_name: pulumi.Input[Optional[_builtins.str]] = None) -> 'ConsumersIamBinding':
         """
         Get an existing ConsumersIamBinding resource's state with the given name, id, and optional extra
         properties used to qualify the lookup.
@@ -195,17 +364,23 @@ class ConsumersIamBinding(pulumi.CustomResource):
         :param str resource_name: The unique name of the resulting resource.
         :param pulumi.Input[str] id: The unique provider ID of the resource to lookup.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[Union['ConsumersIamBindingConditionArgs', 'ConsumersIamBindingConditionArgsDict']] condition: An IAM condition: the binding is for this role under this condition only.
+        :param pulumi.Input[_builtins.str] consumer_project: The consumer project. Used to find the parent resource to bind the IAM policy to.
+        :param pulumi.Input[_builtins.str] etag: (Computed) The etag of the IAM policy.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] members: The members granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        :param pulumi.Input[_builtins.str] role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        :param pulumi.Input[_builtins.str] service_name: The name of the service. Used to find the parent resource to bind the IAM policy to.
         """
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(id=id))
 
-        __props__ = ConsumersIamBindingArgs.__new__(ConsumersIamBindingArgs)
+        __props__ = _ConsumersIamBindingState.__new__(_ConsumersIamBindingState)
 
-        __props__.__dict__["condition"] = None
-        __props__.__dict__["consumer_project"] = None
-        __props__.__dict__["etag"] = None
-        __props__.__dict__["members"] = None
-        __props__.__dict__["role"] = None
-        __props__.__dict__["service_name"] = None
+        __props__.__dict__["condition"] = condition
+        __props__.__dict__["consumer_project"] = consumer_project
+        __props__.__dict__["etag"] = etag
+        __props__.__dict__["members"] = members
+        __props__.__dict__["role"] = role
+        __props__.__dict__["service_name"] = service_name
         return ConsumersIamBinding(resource_name, opts=opts, __props__=__props__)
 
     @_builtins.property

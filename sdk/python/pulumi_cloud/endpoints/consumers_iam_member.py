@@ -103,6 +103,111 @@ class ConsumersIamMemberArgs:
         pulumi.set(self, "condition", value)
 
 
+@pulumi.input_type
+class _ConsumersIamMemberState:
+    def __init__(__self__, *,
+                 condition: pulumi.Input[Optional['ConsumersIamMemberConditionArgs']] = None,
+                 consumer_project: pulumi.Input[Optional[_builtins.str]] = None,
+                 etag: pulumi.Input[Optional[_builtins.str]] = None,
+                 member: pulumi.Input[Optional[_builtins.str]] = None,
+                 role: pulumi.Input[Optional[_builtins.str]] = None,
+                 service_name: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Input properties used for looking up and filtering ConsumersIamMember resources.
+
+        :param pulumi.Input['ConsumersIamMemberConditionArgs'] condition: An IAM condition: the member holds the role under this condition only.
+        :param pulumi.Input[_builtins.str] consumer_project: The consumer project. Used to find the parent resource to bind the IAM policy to.
+        :param pulumi.Input[_builtins.str] etag: (Computed) The etag of the IAM policy.
+        :param pulumi.Input[_builtins.str] member: The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        :param pulumi.Input[_builtins.str] role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        :param pulumi.Input[_builtins.str] service_name: The name of the service. Used to find the parent resource to bind the IAM policy to.
+        """
+        if condition is not None:
+            pulumi.set(__self__, "condition", condition)
+        if consumer_project is not None:
+            pulumi.set(__self__, "consumer_project", consumer_project)
+        if etag is not None:
+            pulumi.set(__self__, "etag", etag)
+        if member is not None:
+            pulumi.set(__self__, "member", member)
+        if role is not None:
+            pulumi.set(__self__, "role", role)
+        if service_name is not None:
+            pulumi.set(__self__, "service_name", service_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def condition(self) -> pulumi.Input[Optional['ConsumersIamMemberConditionArgs']]:
+        """
+        An IAM condition: the member holds the role under this condition only.
+        """
+        return pulumi.get(self, "condition")
+
+    @condition.setter
+    def condition(self, value: pulumi.Input[Optional['ConsumersIamMemberConditionArgs']]):
+        pulumi.set(self, "condition", value)
+
+    @_builtins.property
+    @pulumi.getter(name="consumerProject")
+    def consumer_project(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The consumer project. Used to find the parent resource to bind the IAM policy to.
+        """
+        return pulumi.get(self, "consumer_project")
+
+    @consumer_project.setter
+    def consumer_project(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "consumer_project", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def etag(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        (Computed) The etag of the IAM policy.
+        """
+        return pulumi.get(self, "etag")
+
+    @etag.setter
+    def etag(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "etag", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def member(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        """
+        return pulumi.get(self, "member")
+
+    @member.setter
+    def member(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "member", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def role(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        """
+        return pulumi.get(self, "role")
+
+    @role.setter
+    def role(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "role", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serviceName")
+    def service_name(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The name of the service. Used to find the parent resource to bind the IAM policy to.
+        """
+        return pulumi.get(self, "service_name")
+
+    @service_name.setter
+    def service_name(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "service_name", value)
+
+
 @pulumi.type_token("cloud:endpoints/consumersIamMember:ConsumersIamMember")
 class ConsumersIamMember(pulumi.CustomResource):
     @overload
@@ -116,7 +221,36 @@ class ConsumersIamMember(pulumi.CustomResource):
                  service_name: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+
+        ## Example Usage
+        ### Grant a role to one member
+        ```python
+        import pulumi
+        import pulumi_cloud as cloud
+
+        member = cloud.endpoints.ConsumersIamMember("member",
+            service_name="bookstore.endpoints.example-project.cloud.goog",
+            consumer_project="consumer-project-1",
+            role="roles/viewer",
+            member="user:jane@example.com")
+        ```
+
+        ## Import
+
+        The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+        ```
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -133,7 +267,36 @@ class ConsumersIamMember(pulumi.CustomResource):
                  args: ConsumersIamMemberArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `<parent> <role> <member>` or `<parent> <role> <member> <condition title>`.
+        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+
+        ## Example Usage
+        ### Grant a role to one member
+        ```python
+        import pulumi
+        import pulumi_cloud as cloud
+
+        member = cloud.endpoints.ConsumersIamMember("member",
+            service_name="bookstore.endpoints.example-project.cloud.goog",
+            consumer_project="consumer-project-1",
+            role="roles/viewer",
+            member="user:jane@example.com")
+        ```
+
+        ## Import
+
+        The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+        ```
 
         :param str resource_name: The name of the resource.
         :param ConsumersIamMemberArgs args: The arguments to use to populate this resource's properties.
@@ -187,7 +350,13 @@ class ConsumersIamMember(pulumi.CustomResource):
     @staticmethod
     def get(resource_name: str,
             id: pulumi.Input[str],
-            opts: Optional[pulumi.ResourceOptions] = None) -> 'ConsumersIamMember':
+            opts: Optional[pulumi.ResourceOptions] = None,
+            condition: pulumi.Input[Optional[Union['ConsumersIamMemberConditionArgs', 'ConsumersIamMemberConditionArgsDict']]] = None,
+            consumer_project: pulumi.Input[Optional[_builtins.str]] = None,
+            etag: pulumi.Input[Optional[_builtins.str]] = None,
+            member: pulumi.Input[Optional[_builtins.str]] = None,
+            role: pulumi.Input[Optional[_builtins.str]] = None,
+            service_name: pulumi.Input[Optional[_builtins.str]] = None) -> 'ConsumersIamMember':
         """
         Get an existing ConsumersIamMember resource's state with the given name, id, and optional extra
         properties used to qualify the lookup.
@@ -195,17 +364,23 @@ class ConsumersIamMember(pulumi.CustomResource):
         :param str resource_name: The unique name of the resulting resource.
         :param pulumi.Input[str] id: The unique provider ID of the resource to lookup.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[Union['ConsumersIamMemberConditionArgs', 'ConsumersIamMemberConditionArgsDict']] condition: An IAM condition: the member holds the role under this condition only.
+        :param pulumi.Input[_builtins.str] consumer_project: The consumer project. Used to find the parent resource to bind the IAM policy to.
+        :param pulumi.Input[_builtins.str] etag: (Computed) The etag of the IAM policy.
+        :param pulumi.Input[_builtins.str] member: The member granted the role: `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
+        :param pulumi.Input[_builtins.str] role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`.
+        :param pulumi.Input[_builtins.str] service_name: The name of the service. Used to find the parent resource to bind the IAM policy to.
         """
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(id=id))
 
-        __props__ = ConsumersIamMemberArgs.__new__(ConsumersIamMemberArgs)
+        __props__ = _ConsumersIamMemberState.__new__(_ConsumersIamMemberState)
 
-        __props__.__dict__["condition"] = None
-        __props__.__dict__["consumer_project"] = None
-        __props__.__dict__["etag"] = None
-        __props__.__dict__["member"] = None
-        __props__.__dict__["role"] = None
-        __props__.__dict__["service_name"] = None
+        __props__.__dict__["condition"] = condition
+        __props__.__dict__["consumer_project"] = consumer_project
+        __props__.__dict__["etag"] = etag
+        __props__.__dict__["member"] = member
+        __props__.__dict__["role"] = role
+        __props__.__dict__["service_name"] = service_name
         return ConsumersIamMember(resource_name, opts=opts, __props__=__props__)
 
     @_builtins.property

@@ -49,7 +49,7 @@ class GetServiceConsumersIamPolicyResult:
 
     @_builtins.property
     @pulumi.getter(name="auditConfigs")
-    def audit_configs(self) -> Sequence['_organizations.outputs.GetIAMPolicyAuditConfig']:
+    def audit_configs(self) -> Sequence['_organizations.outputs.GetIAMPolicyAuditConfigResult']:
         """
         The policy's audit configurations, in canonical order (empty when there are none).
         """
@@ -57,7 +57,7 @@ class GetServiceConsumersIamPolicyResult:
 
     @_builtins.property
     @pulumi.getter
-    def bindings(self) -> Sequence['_organizations.outputs.GetIAMPolicyBinding']:
+    def bindings(self) -> Sequence['_organizations.outputs.GetIAMPolicyBindingResult']:
         """
         The policy's bindings, in canonical order: the structured form of `policyData`.
         """
@@ -119,10 +119,20 @@ def get_service_consumers_iam_policy(consumer_project: Optional[_builtins.str] =
     """
     Retrieves the current IAM policy data for consumers
 
-    ## example
-
     Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
     so a program can read them without parsing JSON (in YAML, `return: bindings`).
+
+    ## Example Usage
+    ### Read the policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    policy = cloud.endpoints.get_service_consumers_iam_policy_output(
+        service_name="bookstore.endpoints.example-project.cloud.goog",
+        consumer_project="consumer-project-1")
+    pulumi.export("policyData", policy.policy_data)
+    ```
 
     :param _builtins.str consumer_project: Used to find the parent resource to bind the IAM policy to
     :param _builtins.str service_name: The name of the service. Used to find the parent resource to bind the IAM policy to
@@ -147,10 +157,20 @@ def get_service_consumers_iam_policy_output(consumer_project: pulumi.Input[Optio
     """
     Retrieves the current IAM policy data for consumers
 
-    ## example
-
     Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
     so a program can read them without parsing JSON (in YAML, `return: bindings`).
+
+    ## Example Usage
+    ### Read the policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    policy = cloud.endpoints.get_service_consumers_iam_policy_output(
+        service_name="bookstore.endpoints.example-project.cloud.goog",
+        consumer_project="consumer-project-1")
+    pulumi.export("policyData", policy.policy_data)
+    ```
 
     :param _builtins.str consumer_project: Used to find the parent resource to bind the IAM policy to
     :param _builtins.str service_name: The name of the service. Used to find the parent resource to bind the IAM policy to

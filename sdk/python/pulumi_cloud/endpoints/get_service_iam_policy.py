@@ -46,7 +46,7 @@ class GetServiceIamPolicyResult:
 
     @_builtins.property
     @pulumi.getter(name="auditConfigs")
-    def audit_configs(self) -> Sequence['_organizations.outputs.GetIAMPolicyAuditConfig']:
+    def audit_configs(self) -> Sequence['_organizations.outputs.GetIAMPolicyAuditConfigResult']:
         """
         The policy's audit configurations, in canonical order (empty when there are none).
         """
@@ -54,7 +54,7 @@ class GetServiceIamPolicyResult:
 
     @_builtins.property
     @pulumi.getter
-    def bindings(self) -> Sequence['_organizations.outputs.GetIAMPolicyBinding']:
+    def bindings(self) -> Sequence['_organizations.outputs.GetIAMPolicyBindingResult']:
         """
         The policy's bindings, in canonical order: the structured form of `policyData`.
         """
@@ -109,10 +109,19 @@ def get_service_iam_policy(service_name: Optional[_builtins.str] = None,
     """
     Retrieves the current IAM policy data for service
 
-    ## example
-
     Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
     so a program can read them without parsing JSON (in YAML, `return: bindings`).
+
+    ## Example Usage
+    ### Read the policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    policy = cloud.endpoints.get_service_iam_policy_output(
+        service_name="bookstore.endpoints.example-project.cloud.goog")
+    pulumi.export("policyData", policy.policy_data)
+    ```
 
     :param _builtins.str service_name: Used to find the parent resource to bind the IAM policy to
     """
@@ -133,10 +142,19 @@ def get_service_iam_policy_output(service_name: pulumi.Input[Optional[_builtins.
     """
     Retrieves the current IAM policy data for service
 
-    ## example
-
     Besides `policyData`, the result carries the policy's `bindings` and `auditConfigs` as structured lists,
     so a program can read them without parsing JSON (in YAML, `return: bindings`).
+
+    ## Example Usage
+    ### Read the policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    policy = cloud.endpoints.get_service_iam_policy_output(
+        service_name="bookstore.endpoints.example-project.cloud.goog")
+    pulumi.export("policyData", policy.policy_data)
+    ```
 
     :param _builtins.str service_name: Used to find the parent resource to bind the IAM policy to
     """

@@ -15,21 +15,21 @@ else:
 from .. import _utilities
 
 __all__ = [
-    'GetIAMPolicyAuditConfig',
-    'GetIAMPolicyAuditConfigDict',
-    'GetIAMPolicyAuditConfigAuditLogConfig',
-    'GetIAMPolicyAuditConfigAuditLogConfigDict',
-    'GetIAMPolicyBinding',
-    'GetIAMPolicyBindingDict',
-    'GetIAMPolicyBindingCondition',
-    'GetIAMPolicyBindingConditionDict',
+    'GetIAMPolicyAuditConfigArgs',
+    'GetIAMPolicyAuditConfigArgsDict',
+    'GetIAMPolicyAuditConfigAuditLogConfigArgs',
+    'GetIAMPolicyAuditConfigAuditLogConfigArgsDict',
+    'GetIAMPolicyBindingArgs',
+    'GetIAMPolicyBindingArgsDict',
+    'GetIAMPolicyBindingConditionArgs',
+    'GetIAMPolicyBindingConditionArgsDict',
 ]
 
-class GetIAMPolicyAuditConfigDict(TypedDict):
+class GetIAMPolicyAuditConfigArgsDict(TypedDict):
     """
     Audit logging configuration for one service.
     """
-    audit_log_configs: Sequence['GetIAMPolicyAuditConfigAuditLogConfigDict']
+    audit_log_configs: Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgsDict']
     """
     The log types enabled, with their exemptions.
     """
@@ -39,14 +39,14 @@ class GetIAMPolicyAuditConfigDict(TypedDict):
     """
 
 @pulumi.input_type
-class GetIAMPolicyAuditConfig:
+class GetIAMPolicyAuditConfigArgs:
     def __init__(__self__, *,
-                 audit_log_configs: Sequence['GetIAMPolicyAuditConfigAuditLogConfig'],
+                 audit_log_configs: Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgs'],
                  service: _builtins.str):
         """
         Audit logging configuration for one service.
 
-        :param Sequence['GetIAMPolicyAuditConfigAuditLogConfig'] audit_log_configs: The log types enabled, with their exemptions.
+        :param Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgs'] audit_log_configs: The log types enabled, with their exemptions.
         :param _builtins.str service: The service audited, e.g. `storage.googleapis.com`, or `allServices`.
         """
         pulumi.set(__self__, "audit_log_configs", audit_log_configs)
@@ -54,14 +54,14 @@ class GetIAMPolicyAuditConfig:
 
     @_builtins.property
     @pulumi.getter(name="auditLogConfigs")
-    def audit_log_configs(self) -> Sequence['GetIAMPolicyAuditConfigAuditLogConfig']:
+    def audit_log_configs(self) -> Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgs']:
         """
         The log types enabled, with their exemptions.
         """
         return pulumi.get(self, "audit_log_configs")
 
     @audit_log_configs.setter
-    def audit_log_configs(self, value: Sequence['GetIAMPolicyAuditConfigAuditLogConfig']):
+    def audit_log_configs(self, value: Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgs']):
         pulumi.set(self, "audit_log_configs", value)
 
     @_builtins.property
@@ -77,7 +77,7 @@ class GetIAMPolicyAuditConfig:
         pulumi.set(self, "service", value)
 
 
-class GetIAMPolicyAuditConfigAuditLogConfigDict(TypedDict):
+class GetIAMPolicyAuditConfigAuditLogConfigArgsDict(TypedDict):
     """
     Which kind of access is logged, and who is exempted.
     """
@@ -91,7 +91,7 @@ class GetIAMPolicyAuditConfigAuditLogConfigDict(TypedDict):
     """
 
 @pulumi.input_type
-class GetIAMPolicyAuditConfigAuditLogConfig:
+class GetIAMPolicyAuditConfigAuditLogConfigArgs:
     def __init__(__self__, *,
                  log_type: _builtins.str,
                  exempted_members: Optional[Sequence[_builtins.str]] = None):
@@ -130,7 +130,7 @@ class GetIAMPolicyAuditConfigAuditLogConfig:
         pulumi.set(self, "exempted_members", value)
 
 
-class GetIAMPolicyBindingDict(TypedDict):
+class GetIAMPolicyBindingArgsDict(TypedDict):
     """
     A role granted to a list of members, optionally under a condition.
     """
@@ -142,23 +142,23 @@ class GetIAMPolicyBindingDict(TypedDict):
     """
     The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
     """
-    condition: NotRequired['GetIAMPolicyBindingConditionDict']
+    condition: NotRequired['GetIAMPolicyBindingConditionArgsDict']
     """
     An IAM condition for this binding.
     """
 
 @pulumi.input_type
-class GetIAMPolicyBinding:
+class GetIAMPolicyBindingArgs:
     def __init__(__self__, *,
                  members: Sequence[_builtins.str],
                  role: _builtins.str,
-                 condition: Optional['GetIAMPolicyBindingCondition'] = None):
+                 condition: Optional['GetIAMPolicyBindingConditionArgs'] = None):
         """
         A role granted to a list of members, optionally under a condition.
 
         :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
         :param _builtins.str role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
-        :param 'GetIAMPolicyBindingCondition' condition: An IAM condition for this binding.
+        :param 'GetIAMPolicyBindingConditionArgs' condition: An IAM condition for this binding.
         """
         pulumi.set(__self__, "members", members)
         pulumi.set(__self__, "role", role)
@@ -191,18 +191,18 @@ class GetIAMPolicyBinding:
 
     @_builtins.property
     @pulumi.getter
-    def condition(self) -> Optional['GetIAMPolicyBindingCondition']:
+    def condition(self) -> Optional['GetIAMPolicyBindingConditionArgs']:
         """
         An IAM condition for this binding.
         """
         return pulumi.get(self, "condition")
 
     @condition.setter
-    def condition(self, value: Optional['GetIAMPolicyBindingCondition']):
+    def condition(self, value: Optional['GetIAMPolicyBindingConditionArgs']):
         pulumi.set(self, "condition", value)
 
 
-class GetIAMPolicyBindingConditionDict(TypedDict):
+class GetIAMPolicyBindingConditionArgsDict(TypedDict):
     """
     An IAM condition: the binding applies only when the CEL expression is true.
     """
@@ -220,7 +220,7 @@ class GetIAMPolicyBindingConditionDict(TypedDict):
     """
 
 @pulumi.input_type
-class GetIAMPolicyBindingCondition:
+class GetIAMPolicyBindingConditionArgs:
     def __init__(__self__, *,
                  expression: _builtins.str,
                  title: _builtins.str,

@@ -41,7 +41,7 @@ class GetIAMPolicyResult:
 
     @_builtins.property
     @pulumi.getter(name="auditConfigs")
-    def audit_configs(self) -> Sequence['outputs.GetIAMPolicyAuditConfig']:
+    def audit_configs(self) -> Sequence['outputs.GetIAMPolicyAuditConfigResult']:
         """
         The policy's audit configurations, in canonical order (empty when there are none).
         """
@@ -49,7 +49,7 @@ class GetIAMPolicyResult:
 
     @_builtins.property
     @pulumi.getter
-    def bindings(self) -> Sequence['outputs.GetIAMPolicyBinding']:
+    def bindings(self) -> Sequence['outputs.GetIAMPolicyBindingResult']:
         """
         The policy's bindings, in canonical order: the structured form of `policyData`.
         """
@@ -84,8 +84,8 @@ class AwaitableGetIAMPolicyResult(GetIAMPolicyResult):
             policy_data=self.policy_data)
 
 
-def get_iam_policy(audit_configs: Optional[Sequence[Union['GetIAMPolicyAuditConfig', 'GetIAMPolicyAuditConfigDict']]] = None,
-                   bindings: Optional[Sequence[Union['GetIAMPolicyBinding', 'GetIAMPolicyBindingDict']]] = None,
+def get_iam_policy(audit_configs: Optional[Sequence[Union['GetIAMPolicyAuditConfigArgs', 'GetIAMPolicyAuditConfigArgsDict']]] = None,
+                   bindings: Optional[Sequence[Union['GetIAMPolicyBindingArgs', 'GetIAMPolicyBindingArgsDict']]] = None,
                    opts: Optional[pulumi.InvokeOptions] = None) -> AwaitableGetIAMPolicyResult:
     """
     Generates an IAM policy document that may be referenced by and applied to other IAM resources, such as
@@ -94,8 +94,22 @@ def get_iam_policy(audit_configs: Optional[Sequence[Union['GetIAMPolicyAuditConf
     `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
     lookup of a policy set from it are byte-equal.
 
-    :param Sequence[Union['GetIAMPolicyAuditConfig', 'GetIAMPolicyAuditConfigDict']] audit_configs: A nested configuration block that defines logging additional configuration for your project.
-    :param Sequence[Union['GetIAMPolicyBinding', 'GetIAMPolicyBindingDict']] bindings: A nested configuration block (described below) defining a binding to be included in the policy document.
+    ## Example Usage
+    ### Build a policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    admin = cloud.organizations.get_iam_policy_output(
+        bindings=[{
+            "role": "roles/viewer",
+            "members": ["user:jane@example.com"],
+        }])
+    pulumi.export("policyData", admin.policy_data)
+    ```
+
+    :param Sequence[Union['GetIAMPolicyAuditConfigArgs', 'GetIAMPolicyAuditConfigArgsDict']] audit_configs: A nested configuration block that defines logging additional configuration for your project.
+    :param Sequence[Union['GetIAMPolicyBindingArgs', 'GetIAMPolicyBindingArgsDict']] bindings: A nested configuration block (described below) defining a binding to be included in the policy document.
     """
     __args__ = dict()
     __args__['auditConfigs'] = audit_configs
@@ -108,8 +122,8 @@ def get_iam_policy(audit_configs: Optional[Sequence[Union['GetIAMPolicyAuditConf
         bindings=pulumi.get(__ret__, 'bindings'),
         id=pulumi.get(__ret__, 'id'),
         policy_data=pulumi.get(__ret__, 'policy_data'))
-def get_iam_policy_output(audit_configs: pulumi.Input[Optional[Optional[Sequence[Union['GetIAMPolicyAuditConfig', 'GetIAMPolicyAuditConfigDict']]]]] = None,
-                          bindings: pulumi.Input[Optional[Optional[Sequence[Union['GetIAMPolicyBinding', 'GetIAMPolicyBindingDict']]]]] = None,
+def get_iam_policy_output(audit_configs: pulumi.Input[Optional[Optional[Sequence[Union['GetIAMPolicyAuditConfigArgs', 'GetIAMPolicyAuditConfigArgsDict']]]]] = None,
+                          bindings: pulumi.Input[Optional[Optional[Sequence[Union['GetIAMPolicyBindingArgs', 'GetIAMPolicyBindingArgsDict']]]]] = None,
                           opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[GetIAMPolicyResult]:
     """
     Generates an IAM policy document that may be referenced by and applied to other IAM resources, such as
@@ -118,8 +132,22 @@ def get_iam_policy_output(audit_configs: pulumi.Input[Optional[Optional[Sequence
     `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
     lookup of a policy set from it are byte-equal.
 
-    :param Sequence[Union['GetIAMPolicyAuditConfig', 'GetIAMPolicyAuditConfigDict']] audit_configs: A nested configuration block that defines logging additional configuration for your project.
-    :param Sequence[Union['GetIAMPolicyBinding', 'GetIAMPolicyBindingDict']] bindings: A nested configuration block (described below) defining a binding to be included in the policy document.
+    ## Example Usage
+    ### Build a policy
+    ```python
+    import pulumi
+    import pulumi_cloud as cloud
+
+    admin = cloud.organizations.get_iam_policy_output(
+        bindings=[{
+            "role": "roles/viewer",
+            "members": ["user:jane@example.com"],
+        }])
+    pulumi.export("policyData", admin.policy_data)
+    ```
+
+    :param Sequence[Union['GetIAMPolicyAuditConfigArgs', 'GetIAMPolicyAuditConfigArgsDict']] audit_configs: A nested configuration block that defines logging additional configuration for your project.
+    :param Sequence[Union['GetIAMPolicyBindingArgs', 'GetIAMPolicyBindingArgsDict']] bindings: A nested configuration block (described below) defining a binding to be included in the policy document.
     """
     __args__ = dict()
     __args__['auditConfigs'] = audit_configs

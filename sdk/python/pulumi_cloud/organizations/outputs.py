@@ -16,24 +16,24 @@ from .. import _utilities
 from . import outputs
 
 __all__ = [
-    'GetIAMPolicyAuditConfig',
-    'GetIAMPolicyAuditConfigAuditLogConfig',
-    'GetIAMPolicyBinding',
-    'GetIAMPolicyBindingCondition',
+    'GetIAMPolicyAuditConfigResult',
+    'GetIAMPolicyAuditConfigAuditLogConfigResult',
+    'GetIAMPolicyBindingResult',
+    'GetIAMPolicyBindingConditionResult',
 ]
 
 @pulumi.output_type
-class GetIAMPolicyAuditConfig(dict):
+class GetIAMPolicyAuditConfigResult(dict):
     """
     Audit logging configuration for one service.
     """
     def __init__(__self__, *,
-                 audit_log_configs: Sequence['outputs.GetIAMPolicyAuditConfigAuditLogConfig'],
+                 audit_log_configs: Sequence['outputs.GetIAMPolicyAuditConfigAuditLogConfigResult'],
                  service: _builtins.str):
         """
         Audit logging configuration for one service.
 
-        :param Sequence['GetIAMPolicyAuditConfigAuditLogConfig'] audit_log_configs: The log types enabled, with their exemptions.
+        :param Sequence['GetIAMPolicyAuditConfigAuditLogConfigArgs'] audit_log_configs: The log types enabled, with their exemptions.
         :param _builtins.str service: The service audited, e.g. `storage.googleapis.com`, or `allServices`.
         """
         pulumi.set(__self__, "audit_log_configs", audit_log_configs)
@@ -41,7 +41,7 @@ class GetIAMPolicyAuditConfig(dict):
 
     @_builtins.property
     @pulumi.getter(name="auditLogConfigs")
-    def audit_log_configs(self) -> Sequence['outputs.GetIAMPolicyAuditConfigAuditLogConfig']:
+    def audit_log_configs(self) -> Sequence['outputs.GetIAMPolicyAuditConfigAuditLogConfigResult']:
         """
         The log types enabled, with their exemptions.
         """
@@ -57,7 +57,7 @@ class GetIAMPolicyAuditConfig(dict):
 
 
 @pulumi.output_type
-class GetIAMPolicyAuditConfigAuditLogConfig(dict):
+class GetIAMPolicyAuditConfigAuditLogConfigResult(dict):
     """
     Which kind of access is logged, and who is exempted.
     """
@@ -92,20 +92,20 @@ class GetIAMPolicyAuditConfigAuditLogConfig(dict):
 
 
 @pulumi.output_type
-class GetIAMPolicyBinding(dict):
+class GetIAMPolicyBindingResult(dict):
     """
     A role granted to a list of members, optionally under a condition.
     """
     def __init__(__self__, *,
                  members: Sequence[_builtins.str],
                  role: _builtins.str,
-                 condition: Optional['outputs.GetIAMPolicyBindingCondition'] = None):
+                 condition: Optional['outputs.GetIAMPolicyBindingConditionResult'] = None):
         """
         A role granted to a list of members, optionally under a condition.
 
         :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
         :param _builtins.str role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
-        :param 'GetIAMPolicyBindingCondition' condition: An IAM condition for this binding.
+        :param 'GetIAMPolicyBindingConditionArgs' condition: An IAM condition for this binding.
         """
         pulumi.set(__self__, "members", members)
         pulumi.set(__self__, "role", role)
@@ -130,7 +130,7 @@ class GetIAMPolicyBinding(dict):
 
     @_builtins.property
     @pulumi.getter
-    def condition(self) -> Optional['outputs.GetIAMPolicyBindingCondition']:
+    def condition(self) -> Optional['outputs.GetIAMPolicyBindingConditionResult']:
         """
         An IAM condition for this binding.
         """
@@ -138,7 +138,7 @@ class GetIAMPolicyBinding(dict):
 
 
 @pulumi.output_type
-class GetIAMPolicyBindingCondition(dict):
+class GetIAMPolicyBindingConditionResult(dict):
     """
     An IAM condition: the binding applies only when the CEL expression is true.
     """

@@ -1,10 +1,10 @@
 // The e2e TypeScript program, written against the generated SDK (sdk/nodejs) as a user would, imported as
-// `@pulumi/cloud`. tests/e2e/nodejs.test.ts compiles it with tsconfig.json beside it, against the compiled SDK
+// `pulumi-cloud-endpoints` (its npm name). tests/e2e/nodejs.test.ts compiles it with tsconfig.json beside it, against the compiled SDK
 // (so it is type-checked against the SDK's real declarations), and runs it as an Automation API inline program
 // with the real engine. (The repository's own tsc leaves tests/e2e/programs alone.)
 
 import * as pulumi from "@pulumi/pulumi";
-import * as cloud from "@pulumi/cloud";
+import * as cloud from "pulumi-cloud-endpoints";
 
 export interface ProgramOptions {
     service: string;

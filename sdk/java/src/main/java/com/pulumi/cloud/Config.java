@@ -14,7 +14,7 @@ public final class Config {
 
     private static final com.pulumi.Config config = com.pulumi.Config.of("cloud");
 /**
- * A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+ * A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
  * 
  */
     public Optional<String> accessToken() {
@@ -28,7 +28,7 @@ public final class Config {
         return Codegen.stringProp("billingProject").config(config).get();
     }
 /**
- * Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
+ * Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used. Secret: set it with `pulumi config set --secret cloud:credentials`.
  * 
  */
     public Optional<String> credentials() {

@@ -5,6 +5,7 @@ package com.pulumi.cloud.endpoints;
 
 import com.pulumi.cloud.Utilities;
 import com.pulumi.cloud.endpoints.ConsumersIamBindingArgs;
+import com.pulumi.cloud.endpoints.inputs.ConsumersIamBindingState;
 import com.pulumi.cloud.endpoints.outputs.ConsumersIamBindingCondition;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
@@ -16,7 +17,51 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 /**
- * Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role&#39;s binding. Import with the ID `&lt;parent&gt; &lt;role&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;condition title&gt;`.
+ * Authoritative for one role (and condition) in the IAM policy of a consumer project of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role&#39;s binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ * 
+ * ## Example Usage
+ * ### Grant a role to a list of members
+ * <pre>
+ * {@code
+ * package generated_program;
+ * 
+ * import com.pulumi.Context;
+ * import com.pulumi.Pulumi;
+ * import com.pulumi.cloud.endpoints.ConsumersIamBinding;
+ * import com.pulumi.cloud.endpoints.ConsumersIamBindingArgs;
+ * 
+ * public class App }{{@code
+ *     public static void main(String[] args) }{{@code
+ *         Pulumi.run(App::stack);
+ *     }}{@code
+ * 
+ *     public static void stack(Context ctx) }{{@code
+ *         var binding = new ConsumersIamBinding("binding", ConsumersIamBindingArgs.builder()
+ *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+ *             .consumerProject("consumer-project-1")
+ *             .role("roles/viewer")
+ *             .members("user:jane}{@literal @}{@code example.com")
+ *             .build());
+ *     }}{@code
+ * }}{@code
+ * }
+ * </pre>
+ * 
+ * ## Import
+ * 
+ * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition&#39;s title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030&#34;
+ * ```
  * 
  */
 @ResourceType(type="cloud:endpoints/consumersIamBinding:ConsumersIamBinding")
@@ -131,8 +176,8 @@ public class ConsumersIamBinding extends com.pulumi.resources.CustomResource {
         super("cloud:endpoints/consumersIamBinding:ConsumersIamBinding", name, makeArgs(args, options), makeResourceOptions(options, Codegen.empty()), false);
     }
 
-    private ConsumersIamBinding(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        super("cloud:endpoints/consumersIamBinding:ConsumersIamBinding", name, null, makeResourceOptions(options, id), false);
+    private ConsumersIamBinding(java.lang.String name, Output<java.lang.String> id, @Nullable ConsumersIamBindingState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        super("cloud:endpoints/consumersIamBinding:ConsumersIamBinding", name, state, makeResourceOptions(options, id), false);
     }
 
     private static ConsumersIamBindingArgs makeArgs(ConsumersIamBindingArgs args, @Nullable com.pulumi.resources.CustomResourceOptions options) {
@@ -155,9 +200,10 @@ public class ConsumersIamBinding extends com.pulumi.resources.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state
      * @param options Optional settings to control the behavior of the CustomResource.
      */
-    public static ConsumersIamBinding get(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        return new ConsumersIamBinding(name, id, options);
+    public static ConsumersIamBinding get(java.lang.String name, Output<java.lang.String> id, @Nullable ConsumersIamBindingState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        return new ConsumersIamBinding(name, id, state, options);
     }
 }

@@ -5,6 +5,7 @@ package com.pulumi.cloud.endpoints;
 
 import com.pulumi.cloud.Utilities;
 import com.pulumi.cloud.endpoints.ConsumersIamMemberArgs;
+import com.pulumi.cloud.endpoints.inputs.ConsumersIamMemberState;
 import com.pulumi.cloud.endpoints.outputs.ConsumersIamMemberCondition;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
@@ -15,7 +16,51 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 /**
- * Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `&lt;parent&gt; &lt;role&gt; &lt;member&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;member&gt; &lt;condition title&gt;`.
+ * Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ * 
+ * ## Example Usage
+ * ### Grant a role to one member
+ * <pre>
+ * {@code
+ * package generated_program;
+ * 
+ * import com.pulumi.Context;
+ * import com.pulumi.Pulumi;
+ * import com.pulumi.cloud.endpoints.ConsumersIamMember;
+ * import com.pulumi.cloud.endpoints.ConsumersIamMemberArgs;
+ * 
+ * public class App }{{@code
+ *     public static void main(String[] args) }{{@code
+ *         Pulumi.run(App::stack);
+ *     }}{@code
+ * 
+ *     public static void stack(Context ctx) }{{@code
+ *         var member = new ConsumersIamMember("member", ConsumersIamMemberArgs.builder()
+ *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+ *             .consumerProject("consumer-project-1")
+ *             .role("roles/viewer")
+ *             .member("user:jane}{@literal @}{@code example.com")
+ *             .build());
+ *     }}{@code
+ * }}{@code
+ * }
+ * </pre>
+ * 
+ * ## Import
+ * 
+ * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition&#39;s title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane{@literal @}example.com&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane{@literal @}example.com&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane{@literal @}example.com expires-2030&#34;
+ * ```
  * 
  */
 @ResourceType(type="cloud:endpoints/consumersIamMember:ConsumersIamMember")
@@ -130,8 +175,8 @@ public class ConsumersIamMember extends com.pulumi.resources.CustomResource {
         super("cloud:endpoints/consumersIamMember:ConsumersIamMember", name, makeArgs(args, options), makeResourceOptions(options, Codegen.empty()), false);
     }
 
-    private ConsumersIamMember(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        super("cloud:endpoints/consumersIamMember:ConsumersIamMember", name, null, makeResourceOptions(options, id), false);
+    private ConsumersIamMember(java.lang.String name, Output<java.lang.String> id, @Nullable ConsumersIamMemberState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        super("cloud:endpoints/consumersIamMember:ConsumersIamMember", name, state, makeResourceOptions(options, id), false);
     }
 
     private static ConsumersIamMemberArgs makeArgs(ConsumersIamMemberArgs args, @Nullable com.pulumi.resources.CustomResourceOptions options) {
@@ -154,9 +199,10 @@ public class ConsumersIamMember extends com.pulumi.resources.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state
      * @param options Optional settings to control the behavior of the CustomResource.
      */
-    public static ConsumersIamMember get(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        return new ConsumersIamMember(name, id, options);
+    public static ConsumersIamMember get(java.lang.String name, Output<java.lang.String> id, @Nullable ConsumersIamMemberState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        return new ConsumersIamMember(name, id, state, options);
     }
 }

@@ -21,10 +21,36 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for consumers
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .consumerProject("consumer-project-1")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs args) {
@@ -33,10 +59,36 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for consumers
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .consumerProject("consumer-project-1")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicyPlain(GetServiceConsumersIamPolicyPlainArgs args) {
@@ -45,10 +97,36 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for consumers
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .consumerProject("consumer-project-1")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs args, InvokeOptions options) {
@@ -57,10 +135,36 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for consumers
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .consumerProject("consumer-project-1")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs args, InvokeOutputOptions options) {
@@ -69,10 +173,36 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for consumers
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceConsumersIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceConsumersIamPolicy(GetServiceConsumersIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .consumerProject("consumer-project-1")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetServiceConsumersIamPolicyResult> getServiceConsumersIamPolicyPlain(GetServiceConsumersIamPolicyPlainArgs args, InvokeOptions options) {
@@ -81,10 +211,35 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for service
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceIamPolicyResult> getServiceIamPolicy(GetServiceIamPolicyArgs args) {
@@ -93,10 +248,35 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for service
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetServiceIamPolicyResult> getServiceIamPolicyPlain(GetServiceIamPolicyPlainArgs args) {
@@ -105,10 +285,35 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for service
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceIamPolicyResult> getServiceIamPolicy(GetServiceIamPolicyArgs args, InvokeOptions options) {
@@ -117,10 +322,35 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for service
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static Output<GetServiceIamPolicyResult> getServiceIamPolicy(GetServiceIamPolicyArgs args, InvokeOutputOptions options) {
@@ -129,10 +359,35 @@ public final class EndpointsFunctions {
     /**
      * Retrieves the current IAM policy data for service
      * 
-     * ## example
-     * 
      * Besides `policyData`, the result carries the policy&#39;s `bindings` and `auditConfigs` as structured lists,
      * so a program can read them without parsing JSON (in YAML, `return: bindings`).
+     * 
+     * ## Example Usage
+     * ### Read the policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.endpoints.EndpointsFunctions;
+     * import com.pulumi.cloud.endpoints.inputs.GetServiceIamPolicyArgs;
+     * 
+     * public class App {
+     *     public static void main(String[] args) {
+     *         Pulumi.run(App::stack);
+     *     }
+     * 
+     *     public static void stack(Context ctx) {
+     *         final var policy = EndpointsFunctions.getServiceIamPolicy(GetServiceIamPolicyArgs.builder()
+     *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+     *             .build());
+     * 
+     *         ctx.export("policyData", policy.applyValue(result -> result.policyData()));
+     *     }
+     * }
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetServiceIamPolicyResult> getServiceIamPolicyPlain(GetServiceIamPolicyPlainArgs args, InvokeOptions options) {

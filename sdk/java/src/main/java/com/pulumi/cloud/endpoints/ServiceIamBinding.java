@@ -5,6 +5,7 @@ package com.pulumi.cloud.endpoints;
 
 import com.pulumi.cloud.Utilities;
 import com.pulumi.cloud.endpoints.ServiceIamBindingArgs;
+import com.pulumi.cloud.endpoints.inputs.ServiceIamBindingState;
 import com.pulumi.cloud.endpoints.outputs.ServiceIamBindingCondition;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
@@ -16,7 +17,50 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 /**
- * Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role&#39;s binding. Import with the ID `&lt;parent&gt; &lt;role&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;condition title&gt;`.
+ * Authoritative for one role (and condition) in the IAM policy of a service: its members are exactly `members`; other roles are left alone. Deleting it removes that role&#39;s binding. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ * 
+ * ## Example Usage
+ * ### Grant a role to a list of members
+ * <pre>
+ * {@code
+ * package generated_program;
+ * 
+ * import com.pulumi.Context;
+ * import com.pulumi.Pulumi;
+ * import com.pulumi.cloud.endpoints.ServiceIamBinding;
+ * import com.pulumi.cloud.endpoints.ServiceIamBindingArgs;
+ * 
+ * public class App }{{@code
+ *     public static void main(String[] args) }{{@code
+ *         Pulumi.run(App::stack);
+ *     }}{@code
+ * 
+ *     public static void stack(Context ctx) }{{@code
+ *         var binding = new ServiceIamBinding("binding", ServiceIamBindingArgs.builder()
+ *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+ *             .role("roles/viewer")
+ *             .members("user:jane}{@literal @}{@code example.com")
+ *             .build());
+ *     }}{@code
+ * }}{@code
+ * }
+ * </pre>
+ * 
+ * ## Import
+ * 
+ * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog roles/viewer&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030&#34;
+ * ```
  * 
  */
 @ResourceType(type="cloud:endpoints/serviceIamBinding:ServiceIamBinding")
@@ -117,8 +161,8 @@ public class ServiceIamBinding extends com.pulumi.resources.CustomResource {
         super("cloud:endpoints/serviceIamBinding:ServiceIamBinding", name, makeArgs(args, options), makeResourceOptions(options, Codegen.empty()), false);
     }
 
-    private ServiceIamBinding(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        super("cloud:endpoints/serviceIamBinding:ServiceIamBinding", name, null, makeResourceOptions(options, id), false);
+    private ServiceIamBinding(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamBindingState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        super("cloud:endpoints/serviceIamBinding:ServiceIamBinding", name, state, makeResourceOptions(options, id), false);
     }
 
     private static ServiceIamBindingArgs makeArgs(ServiceIamBindingArgs args, @Nullable com.pulumi.resources.CustomResourceOptions options) {
@@ -141,9 +185,10 @@ public class ServiceIamBinding extends com.pulumi.resources.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state
      * @param options Optional settings to control the behavior of the CustomResource.
      */
-    public static ServiceIamBinding get(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        return new ServiceIamBinding(name, id, options);
+    public static ServiceIamBinding get(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamBindingState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        return new ServiceIamBinding(name, id, state, options);
     }
 }

@@ -5,6 +5,7 @@ package com.pulumi.cloud.endpoints;
 
 import com.pulumi.cloud.Utilities;
 import com.pulumi.cloud.endpoints.ServiceIamMemberArgs;
+import com.pulumi.cloud.endpoints.inputs.ServiceIamMemberState;
 import com.pulumi.cloud.endpoints.outputs.ServiceIamMemberCondition;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
@@ -15,7 +16,50 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 /**
- * Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Import with the ID `&lt;parent&gt; &lt;role&gt; &lt;member&gt;` or `&lt;parent&gt; &lt;role&gt; &lt;member&gt; &lt;condition title&gt;`.
+ * Grants one role to one member in the IAM policy of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+ * 
+ * ## Example Usage
+ * ### Grant a role to one member
+ * <pre>
+ * {@code
+ * package generated_program;
+ * 
+ * import com.pulumi.Context;
+ * import com.pulumi.Pulumi;
+ * import com.pulumi.cloud.endpoints.ServiceIamMember;
+ * import com.pulumi.cloud.endpoints.ServiceIamMemberArgs;
+ * 
+ * public class App }{{@code
+ *     public static void main(String[] args) }{{@code
+ *         Pulumi.run(App::stack);
+ *     }}{@code
+ * 
+ *     public static void stack(Context ctx) }{{@code
+ *         var member = new ServiceIamMember("member", ServiceIamMemberArgs.builder()
+ *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+ *             .role("roles/viewer")
+ *             .member("user:jane}{@literal @}{@code example.com")
+ *             .build());
+ *     }}{@code
+ * }}{@code
+ * }
+ * </pre>
+ * 
+ * ## Import
+ * 
+ * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com expires-2030&#34;
+ * ```
  * 
  */
 @ResourceType(type="cloud:endpoints/serviceIamMember:ServiceIamMember")
@@ -116,8 +160,8 @@ public class ServiceIamMember extends com.pulumi.resources.CustomResource {
         super("cloud:endpoints/serviceIamMember:ServiceIamMember", name, makeArgs(args, options), makeResourceOptions(options, Codegen.empty()), false);
     }
 
-    private ServiceIamMember(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        super("cloud:endpoints/serviceIamMember:ServiceIamMember", name, null, makeResourceOptions(options, id), false);
+    private ServiceIamMember(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamMemberState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        super("cloud:endpoints/serviceIamMember:ServiceIamMember", name, state, makeResourceOptions(options, id), false);
     }
 
     private static ServiceIamMemberArgs makeArgs(ServiceIamMemberArgs args, @Nullable com.pulumi.resources.CustomResourceOptions options) {
@@ -140,9 +184,10 @@ public class ServiceIamMember extends com.pulumi.resources.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state
      * @param options Optional settings to control the behavior of the CustomResource.
      */
-    public static ServiceIamMember get(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        return new ServiceIamMember(name, id, options);
+    public static ServiceIamMember get(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamMemberState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        return new ServiceIamMember(name, id, state, options);
     }
 }

@@ -5,6 +5,7 @@ package com.pulumi.cloud.endpoints;
 
 import com.pulumi.cloud.Utilities;
 import com.pulumi.cloud.endpoints.ServiceIamPolicyArgs;
+import com.pulumi.cloud.endpoints.inputs.ServiceIamPolicyState;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
 import com.pulumi.core.annotations.ResourceType;
@@ -13,7 +14,55 @@ import java.lang.String;
 import javax.annotation.Nullable;
 
 /**
- * Authoritative for the whole IAM policy of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Import with the ID `services/{serviceName}` or `{serviceName}`.
+ * Authoritative for the whole IAM policy of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).
+ * 
+ * ## Example Usage
+ * ### Set the whole policy
+ * <pre>
+ * {@code
+ * package generated_program;
+ * 
+ * import com.pulumi.Context;
+ * import com.pulumi.Pulumi;
+ * import com.pulumi.cloud.endpoints.ServiceIamPolicy;
+ * import com.pulumi.cloud.endpoints.ServiceIamPolicyArgs;
+ * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+ * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+ * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+ * 
+ * public class App }{{@code
+ *     public static void main(String[] args) }{{@code
+ *         Pulumi.run(App::stack);
+ *     }}{@code
+ * 
+ *     public static void stack(Context ctx) }{{@code
+ *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+ *             .bindings(GetIAMPolicyBindingArgs.builder()
+ *                 .role("roles/viewer")
+ *                 .members("user:jane}{@literal @}{@code example.com")
+ *                 .build())
+ *             .build());
+ * 
+ *         var policy = new ServiceIamPolicy("policy", ServiceIamPolicyArgs.builder()
+ *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
+ *             .policyData(admin.applyValue(result -> result.policyData()))
+ *             .build());
+ *     }}{@code
+ * }}{@code
+ * }
+ * </pre>
+ * 
+ * ## Import
+ * 
+ * The ID is the parent (`services/{serviceName}` or `{serviceName}`). Give the type&#39;s full token, as below.
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamPolicy:ServiceIamPolicy policy &#34;services/bookstore.endpoints.example-project.cloud.goog&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamPolicy:ServiceIamPolicy policy &#34;bookstore.endpoints.example-project.cloud.goog&#34;
+ * ```
  * 
  */
 @ResourceType(type="cloud:endpoints/serviceIamPolicy:ServiceIamPolicy")
@@ -86,8 +135,8 @@ public class ServiceIamPolicy extends com.pulumi.resources.CustomResource {
         super("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy", name, makeArgs(args, options), makeResourceOptions(options, Codegen.empty()), false);
     }
 
-    private ServiceIamPolicy(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        super("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy", name, null, makeResourceOptions(options, id), false);
+    private ServiceIamPolicy(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamPolicyState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        super("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy", name, state, makeResourceOptions(options, id), false);
     }
 
     private static ServiceIamPolicyArgs makeArgs(ServiceIamPolicyArgs args, @Nullable com.pulumi.resources.CustomResourceOptions options) {
@@ -110,9 +159,10 @@ public class ServiceIamPolicy extends com.pulumi.resources.CustomResource {
      *
      * @param name The _unique_ name of the resulting resource.
      * @param id The _unique_ provider ID of the resource to lookup.
+     * @param state
      * @param options Optional settings to control the behavior of the CustomResource.
      */
-    public static ServiceIamPolicy get(java.lang.String name, Output<java.lang.String> id, @Nullable com.pulumi.resources.CustomResourceOptions options) {
-        return new ServiceIamPolicy(name, id, options);
+    public static ServiceIamPolicy get(java.lang.String name, Output<java.lang.String> id, @Nullable ServiceIamPolicyState state, @Nullable com.pulumi.resources.CustomResourceOptions options) {
+        return new ServiceIamPolicy(name, id, state, options);
     }
 }

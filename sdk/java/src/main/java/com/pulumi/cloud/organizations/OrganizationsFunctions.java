@@ -22,6 +22,37 @@ public final class OrganizationsFunctions {
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
      * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetIAMPolicyResult> getIAMPolicy() {
         return getIAMPolicy(GetIAMPolicyArgs.Empty, InvokeOptions.Empty);
@@ -32,6 +63,37 @@ public final class OrganizationsFunctions {
      * 
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
+     * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetIAMPolicyResult> getIAMPolicyPlain() {
@@ -44,6 +106,37 @@ public final class OrganizationsFunctions {
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
      * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetIAMPolicyResult> getIAMPolicy(GetIAMPolicyArgs args) {
         return getIAMPolicy(args, InvokeOptions.Empty);
@@ -54,6 +147,37 @@ public final class OrganizationsFunctions {
      * 
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
+     * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetIAMPolicyResult> getIAMPolicyPlain(GetIAMPolicyPlainArgs args) {
@@ -66,6 +190,37 @@ public final class OrganizationsFunctions {
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
      * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetIAMPolicyResult> getIAMPolicy(GetIAMPolicyArgs args, InvokeOptions options) {
         return Deployment.getInstance().invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", TypeShape.of(GetIAMPolicyResult.class), args, Utilities.withVersion(options));
@@ -77,6 +232,37 @@ public final class OrganizationsFunctions {
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
      * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetIAMPolicyResult> getIAMPolicy(GetIAMPolicyArgs args, InvokeOutputOptions options) {
         return Deployment.getInstance().invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", TypeShape.of(GetIAMPolicyResult.class), args, Utilities.withVersion(options));
@@ -87,6 +273,37 @@ public final class OrganizationsFunctions {
      * 
      * `policyData` is in the same canonical form the endpoints lookups return, so a policy built here and the
      * lookup of a policy set from it are byte-equal.
+     * 
+     * ## Example Usage
+     * ### Build a policy
+     * <pre>
+     * {@code
+     * package generated_program;
+     * 
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.cloud.organizations.OrganizationsFunctions;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyArgs;
+     * import com.pulumi.cloud.organizations.inputs.GetIAMPolicyBindingArgs;
+     * 
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
+     *             .bindings(GetIAMPolicyBindingArgs.builder()
+     *                 .role("roles/viewer")
+     *                 .members("user:jane}{@literal @}{@code example.com")
+     *                 .build())
+     *             .build());
+     * 
+     *         ctx.export("policyData", admin.applyValue(result -> result.policyData()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetIAMPolicyResult> getIAMPolicyPlain(GetIAMPolicyPlainArgs args, InvokeOptions options) {

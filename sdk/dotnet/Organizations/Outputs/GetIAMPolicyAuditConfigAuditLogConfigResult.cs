@@ -14,7 +14,7 @@ namespace Pulumi.Cloud.Organizations.Outputs
     /// Which kind of access is logged, and who is exempted.
     /// </summary>
     [OutputType]
-    public sealed class GetIAMPolicyAuditConfigAuditLogConfig
+    public sealed class GetIAMPolicyAuditConfigAuditLogConfigResult
     {
         /// <summary>
         /// Members whose access of this log type is not logged.
@@ -26,7 +26,7 @@ namespace Pulumi.Cloud.Organizations.Outputs
         public readonly string LogType;
 
         [OutputConstructor]
-        private GetIAMPolicyAuditConfigAuditLogConfig(
+        private GetIAMPolicyAuditConfigAuditLogConfigResult(
             ImmutableArray<string> exemptedMembers,
 
             string logType)

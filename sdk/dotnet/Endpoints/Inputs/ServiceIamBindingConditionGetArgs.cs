@@ -7,39 +7,35 @@ using System.Collections.Immutable;
 using System.Threading.Tasks;
 using Pulumi.Serialization;
 
-namespace Pulumi.Cloud.Organizations.Outputs
+namespace Pulumi.Cloud.Endpoints.Inputs
 {
 
     /// <summary>
-    /// An IAM condition: the binding applies only when the CEL expression is true.
+    /// An IAM condition: the grant applies only when the CEL expression is true.
     /// </summary>
-    [OutputType]
-    public sealed class GetIAMPolicyBindingCondition
+    public sealed class ServiceIamBindingConditionGetArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
         /// An optional description of the expression.
         /// </summary>
-        public readonly string? Description;
+        [Input("description")]
+        public Input<string>? Description { get; set; }
+
         /// <summary>
         /// Textual representation of an expression in Common Expression Language syntax.
         /// </summary>
-        public readonly string Expression;
+        [Input("expression", required: true)]
+        public Input<string> Expression { get; set; } = null!;
+
         /// <summary>
         /// A title for the expression, i.e. a short string describing its purpose.
         /// </summary>
-        public readonly string Title;
+        [Input("title", required: true)]
+        public Input<string> Title { get; set; } = null!;
 
-        [OutputConstructor]
-        private GetIAMPolicyBindingCondition(
-            string? description,
-
-            string expression,
-
-            string title)
+        public ServiceIamBindingConditionGetArgs()
         {
-            Description = description;
-            Expression = expression;
-            Title = title;
         }
+        public static new ServiceIamBindingConditionGetArgs Empty => new ServiceIamBindingConditionGetArgs();
     }
 }

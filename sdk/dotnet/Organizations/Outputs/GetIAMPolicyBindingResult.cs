@@ -14,12 +14,12 @@ namespace Pulumi.Cloud.Organizations.Outputs
     /// A role granted to a list of members, optionally under a condition.
     /// </summary>
     [OutputType]
-    public sealed class GetIAMPolicyBinding
+    public sealed class GetIAMPolicyBindingResult
     {
         /// <summary>
         /// An IAM condition for this binding.
         /// </summary>
-        public readonly Outputs.GetIAMPolicyBindingCondition? Condition;
+        public readonly Outputs.GetIAMPolicyBindingConditionResult? Condition;
         /// <summary>
         /// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
         /// </summary>
@@ -30,8 +30,8 @@ namespace Pulumi.Cloud.Organizations.Outputs
         public readonly string Role;
 
         [OutputConstructor]
-        private GetIAMPolicyBinding(
-            Outputs.GetIAMPolicyBindingCondition? condition,
+        private GetIAMPolicyBindingResult(
+            Outputs.GetIAMPolicyBindingConditionResult? condition,
 
             ImmutableArray<string> members,
 

@@ -14,20 +14,20 @@ namespace Pulumi.Cloud.Organizations.Outputs
     /// Audit logging configuration for one service.
     /// </summary>
     [OutputType]
-    public sealed class GetIAMPolicyAuditConfig
+    public sealed class GetIAMPolicyAuditConfigResult
     {
         /// <summary>
         /// The log types enabled, with their exemptions.
         /// </summary>
-        public readonly ImmutableArray<Outputs.GetIAMPolicyAuditConfigAuditLogConfig> AuditLogConfigs;
+        public readonly ImmutableArray<Outputs.GetIAMPolicyAuditConfigAuditLogConfigResult> AuditLogConfigs;
         /// <summary>
         /// The service audited, e.g. `storage.googleapis.com`, or `allServices`.
         /// </summary>
         public readonly string Service;
 
         [OutputConstructor]
-        private GetIAMPolicyAuditConfig(
-            ImmutableArray<Outputs.GetIAMPolicyAuditConfigAuditLogConfig> auditLogConfigs,
+        private GetIAMPolicyAuditConfigResult(
+            ImmutableArray<Outputs.GetIAMPolicyAuditConfigAuditLogConfigResult> auditLogConfigs,
 
             string service)
         {
