@@ -68,7 +68,7 @@ const POLICY_DATA_FORM =
 export const EXAMPLE_VALUES = {
     serviceName: "bookstore.endpoints.example-project.cloud.goog",
     consumerProject: "consumer-project-1",
-    role: "roles/viewer",
+    role: "roles/servicemanagement.serviceConsumer",
     member: "user:jane@example.com",
 } as const;
 

@@ -141,7 +141,7 @@ describe("SDKs generated from schema.json", function () {
             expect(read("nodejs", "endpoints", "getServiceIamPolicy.ts")).to.match(/## Example Usage\n \* ### Read the policy\n \*\n \* ```typescript\n/);
             expect(read("python", "pulumi_cloud", "endpoints", "get_service_iam_policy.py")).to.match(/## Example Usage\n\s+### Read the policy\n\s+```python\n/);
             expect(read("nodejs", "endpoints", "consumersIamMember.ts"))
-                .to.contain("$ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member \"bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com\"");
+                .to.contain("$ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member \"bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com\"");
         });
 
         it("every SDK names plugin cloud 8.38.0", () => {

@@ -76,7 +76,7 @@ pulumi.all([policy.policyData, policy.etag, got.urn]).apply(([d, e, u]) => conso
         const { exported, registered } = await runPythonUnderMocks(py, examples("python"));
         expect(registered).to.deep.equal(Object.keys(schema.resources).sort());
         expect(exported).to.have.length(3); // the three lookups' examples export policyData
-        expect(exported.map((x) => JSON.parse(String(x)))).to.deep.include({ bindings: [{ role: "roles/viewer", members: ["user:jane@example.com"] }] });
+        expect(exported.map((x) => JSON.parse(String(x)))).to.deep.include({ bindings: [{ role: "roles/servicemanagement.serviceConsumer", members: ["user:jane@example.com"] }] });
     });
 
     it("Go: the module builds on its own; through GOPROXY=file://…, the Go examples build against it", async function () {

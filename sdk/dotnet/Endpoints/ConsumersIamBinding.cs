@@ -26,7 +26,7 @@ namespace Pulumi.Cloud.Endpoints
     ///     {
     ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
     ///         ConsumerProject = "consumer-project-1",
-    ///         Role = "roles/viewer",
+    ///         Role = "roles/servicemanagement.serviceConsumer",
     ///         Members = new[]
     ///         {
     ///             "user:jane@example.com",
@@ -40,15 +40,15 @@ namespace Pulumi.Cloud.Endpoints
     /// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+    /// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
     /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/consumersIamBinding:ConsumersIamBinding")]

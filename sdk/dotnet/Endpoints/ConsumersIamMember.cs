@@ -26,7 +26,7 @@ namespace Pulumi.Cloud.Endpoints
     ///     {
     ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
     ///         ConsumerProject = "consumer-project-1",
-    ///         Role = "roles/viewer",
+    ///         Role = "roles/servicemanagement.serviceConsumer",
     ///         Member = "user:jane@example.com",
     ///     });
     /// });
@@ -37,15 +37,15 @@ namespace Pulumi.Cloud.Endpoints
     /// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+    /// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
     /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/consumersIamMember:ConsumersIamMember")]

@@ -25,7 +25,7 @@ namespace Pulumi.Cloud.Endpoints
     ///     var binding = new Cloud.Endpoints.ServiceIamBinding("binding", new()
     ///     {
     ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
-    ///         Role = "roles/viewer",
+    ///         Role = "roles/servicemanagement.serviceConsumer",
     ///         Members = new[]
     ///         {
     ///             "user:jane@example.com",
@@ -39,15 +39,15 @@ namespace Pulumi.Cloud.Endpoints
     /// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+    /// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
     /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/serviceIamBinding:ServiceIamBinding")]

@@ -25,7 +25,7 @@ namespace Pulumi.Cloud.Endpoints
     ///     var member = new Cloud.Endpoints.ServiceIamMember("member", new()
     ///     {
     ///         ServiceName = "bookstore.endpoints.example-project.cloud.goog",
-    ///         Role = "roles/viewer",
+    ///         Role = "roles/servicemanagement.serviceConsumer",
     ///         Member = "user:jane@example.com",
     ///     });
     /// });
@@ -36,15 +36,15 @@ namespace Pulumi.Cloud.Endpoints
     /// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
     /// ```
     /// 
     /// ```sh
-    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+    /// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
     /// ```
     /// </summary>
     [CloudResourceType("cloud:endpoints/serviceIamMember:ServiceIamMember")]

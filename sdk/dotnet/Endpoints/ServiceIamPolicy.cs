@@ -28,7 +28,7 @@ namespace Pulumi.Cloud.Endpoints
     ///         {
     ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
     ///             {
-    ///                 Role = "roles/viewer",
+    ///                 Role = "roles/servicemanagement.serviceConsumer",
     ///                 Members = new[]
     ///                 {
     ///                     "user:jane@example.com",

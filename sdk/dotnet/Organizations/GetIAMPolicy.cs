@@ -30,7 +30,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// const admin = cloud.organizations.getIAMPolicyOutput({
         ///     bindings: [{
-        ///         role: "roles/viewer",
+        ///         role: "roles/servicemanagement.serviceConsumer",
         ///         members: ["user:jane@example.com"],
         ///     }],
         /// });
@@ -42,7 +42,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// admin = cloud.organizations.get_iam_policy_output(
         ///     bindings=[{
-        ///         "role": "roles/viewer",
+        ///         "role": "roles/servicemanagement.serviceConsumer",
         ///         "members": ["user:jane@example.com"],
         ///     }])
         /// pulumi.export("policyData", admin.policy_data)
@@ -60,7 +60,7 @@ namespace Pulumi.Cloud.Organizations
         /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
         /// 			Bindings: []organizations.GetIAMPolicyBinding{
         /// 				{
-        /// 					Role: "roles/viewer",
+        /// 					Role: "roles/servicemanagement.serviceConsumer",
         /// 					Members: []string{"user:jane@example.com"},
         /// 				},
         /// 			},
@@ -87,7 +87,7 @@ namespace Pulumi.Cloud.Organizations
         ///         {
         ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
         ///             {
-        ///                 Role = "roles/viewer",
+        ///                 Role = "roles/servicemanagement.serviceConsumer",
         ///                 Members = new[]
         ///                 {
         ///                     "user:jane@example.com",
@@ -119,7 +119,7 @@ namespace Pulumi.Cloud.Organizations
         ///     public static void stack(Context ctx) {
         ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
         ///             .bindings(GetIAMPolicyBindingArgs.builder()
-        ///                 .role("roles/viewer")
+        ///                 .role("roles/servicemanagement.serviceConsumer")
         ///                 .members("user:jane@example.com")
         ///                 .build())
         ///             .build());
@@ -135,7 +135,7 @@ namespace Pulumi.Cloud.Organizations
         ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
         ///       arguments:
         ///         bindings:
-        ///           - role: roles/viewer
+        ///           - role: roles/servicemanagement.serviceConsumer
         ///             members:
         ///               - user:jane@example.com
         /// outputs:
@@ -166,7 +166,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// const admin = cloud.organizations.getIAMPolicyOutput({
         ///     bindings: [{
-        ///         role: "roles/viewer",
+        ///         role: "roles/servicemanagement.serviceConsumer",
         ///         members: ["user:jane@example.com"],
         ///     }],
         /// });
@@ -178,7 +178,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// admin = cloud.organizations.get_iam_policy_output(
         ///     bindings=[{
-        ///         "role": "roles/viewer",
+        ///         "role": "roles/servicemanagement.serviceConsumer",
         ///         "members": ["user:jane@example.com"],
         ///     }])
         /// pulumi.export("policyData", admin.policy_data)
@@ -196,7 +196,7 @@ namespace Pulumi.Cloud.Organizations
         /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
         /// 			Bindings: []organizations.GetIAMPolicyBinding{
         /// 				{
-        /// 					Role: "roles/viewer",
+        /// 					Role: "roles/servicemanagement.serviceConsumer",
         /// 					Members: []string{"user:jane@example.com"},
         /// 				},
         /// 			},
@@ -223,7 +223,7 @@ namespace Pulumi.Cloud.Organizations
         ///         {
         ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
         ///             {
-        ///                 Role = "roles/viewer",
+        ///                 Role = "roles/servicemanagement.serviceConsumer",
         ///                 Members = new[]
         ///                 {
         ///                     "user:jane@example.com",
@@ -255,7 +255,7 @@ namespace Pulumi.Cloud.Organizations
         ///     public static void stack(Context ctx) {
         ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
         ///             .bindings(GetIAMPolicyBindingArgs.builder()
-        ///                 .role("roles/viewer")
+        ///                 .role("roles/servicemanagement.serviceConsumer")
         ///                 .members("user:jane@example.com")
         ///                 .build())
         ///             .build());
@@ -271,7 +271,7 @@ namespace Pulumi.Cloud.Organizations
         ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
         ///       arguments:
         ///         bindings:
-        ///           - role: roles/viewer
+        ///           - role: roles/servicemanagement.serviceConsumer
         ///             members:
         ///               - user:jane@example.com
         /// outputs:
@@ -302,7 +302,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// const admin = cloud.organizations.getIAMPolicyOutput({
         ///     bindings: [{
-        ///         role: "roles/viewer",
+        ///         role: "roles/servicemanagement.serviceConsumer",
         ///         members: ["user:jane@example.com"],
         ///     }],
         /// });
@@ -314,7 +314,7 @@ namespace Pulumi.Cloud.Organizations
         /// 
         /// admin = cloud.organizations.get_iam_policy_output(
         ///     bindings=[{
-        ///         "role": "roles/viewer",
+        ///         "role": "roles/servicemanagement.serviceConsumer",
         ///         "members": ["user:jane@example.com"],
         ///     }])
         /// pulumi.export("policyData", admin.policy_data)
@@ -332,7 +332,7 @@ namespace Pulumi.Cloud.Organizations
         /// 		admin, err := organizations.LookupIAMPolicy(ctx, &amp;organizations.LookupIAMPolicyArgs{
         /// 			Bindings: []organizations.GetIAMPolicyBinding{
         /// 				{
-        /// 					Role: "roles/viewer",
+        /// 					Role: "roles/servicemanagement.serviceConsumer",
         /// 					Members: []string{"user:jane@example.com"},
         /// 				},
         /// 			},
@@ -359,7 +359,7 @@ namespace Pulumi.Cloud.Organizations
         ///         {
         ///             new Cloud.Organizations.Inputs.GetIAMPolicyBindingInputArgs
         ///             {
-        ///                 Role = "roles/viewer",
+        ///                 Role = "roles/servicemanagement.serviceConsumer",
         ///                 Members = new[]
         ///                 {
         ///                     "user:jane@example.com",
@@ -391,7 +391,7 @@ namespace Pulumi.Cloud.Organizations
         ///     public static void stack(Context ctx) {
         ///         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
         ///             .bindings(GetIAMPolicyBindingArgs.builder()
-        ///                 .role("roles/viewer")
+        ///                 .role("roles/servicemanagement.serviceConsumer")
         ///                 .members("user:jane@example.com")
         ///                 .build())
         ///             .build());
@@ -407,7 +407,7 @@ namespace Pulumi.Cloud.Organizations
         ///       function: cloud:organizations/getIAMPolicy:getIAMPolicy
         ///       arguments:
         ///         bindings:
-        ///           - role: roles/viewer
+        ///           - role: roles/servicemanagement.serviceConsumer
         ///             members:
         ///               - user:jane@example.com
         /// outputs:

@@ -19,7 +19,7 @@ import * as utilities from "../utilities";
  * const binding = new cloud.endpoints.ConsumersIamBinding("binding", {
  *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
  *     consumerProject: "consumer-project-1",
- *     role: "roles/viewer",
+ *     role: "roles/servicemanagement.serviceConsumer",
  *     members: ["user:jane@example.com"],
  * });
  * ```
@@ -29,15 +29,15 @@ import * as utilities from "../utilities";
  * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
  * ```
  */
 export class ConsumersIamBinding extends pulumi.CustomResource {

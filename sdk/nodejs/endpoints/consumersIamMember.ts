@@ -19,7 +19,7 @@ import * as utilities from "../utilities";
  * const member = new cloud.endpoints.ConsumersIamMember("member", {
  *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
  *     consumerProject: "consumer-project-1",
- *     role: "roles/viewer",
+ *     role: "roles/servicemanagement.serviceConsumer",
  *     member: "user:jane@example.com",
  * });
  * ```
@@ -29,15 +29,15 @@ import * as utilities from "../utilities";
  * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
  * ```
  */
 export class ConsumersIamMember extends pulumi.CustomResource {

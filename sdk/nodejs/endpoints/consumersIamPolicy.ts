@@ -16,7 +16,7 @@ import * as utilities from "../utilities";
  *
  * const admin = cloud.organizations.getIAMPolicyOutput({
  *     bindings: [{
- *         role: "roles/viewer",
+ *         role: "roles/servicemanagement.serviceConsumer",
  *         members: ["user:jane@example.com"],
  *     }],
  * });

@@ -18,7 +18,7 @@ import * as utilities from "../utilities";
  *
  * const binding = new cloud.endpoints.ServiceIamBinding("binding", {
  *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
- *     role: "roles/viewer",
+ *     role: "roles/servicemanagement.serviceConsumer",
  *     members: ["user:jane@example.com"],
  * });
  * ```
@@ -28,15 +28,15 @@ import * as utilities from "../utilities";
  * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
  * ```
  */
 export class ServiceIamBinding extends pulumi.CustomResource {

@@ -18,7 +18,7 @@ import * as utilities from "../utilities";
  *
  * const member = new cloud.endpoints.ServiceIamMember("member", {
  *     serviceName: "bookstore.endpoints.example-project.cloud.goog",
- *     role: "roles/viewer",
+ *     role: "roles/servicemanagement.serviceConsumer",
  *     member: "user:jane@example.com",
  * });
  * ```
@@ -28,15 +28,15 @@ import * as utilities from "../utilities";
  * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
  * ```
  *
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
  * ```
  */
 export class ServiceIamMember extends pulumi.CustomResource {

@@ -22,7 +22,7 @@ import * as utilities from "../utilities";
  *
  * const admin = cloud.organizations.getIAMPolicyOutput({
  *     bindings: [{
- *         role: "roles/viewer",
+ *         role: "roles/servicemanagement.serviceConsumer",
  *         members: ["user:jane@example.com"],
  *     }],
  * });
@@ -83,7 +83,7 @@ export interface GetIAMPolicyResult {
  *
  * const admin = cloud.organizations.getIAMPolicyOutput({
  *     bindings: [{
- *         role: "roles/viewer",
+ *         role: "roles/servicemanagement.serviceConsumer",
  *         members: ["user:jane@example.com"],
  *     }],
  * });

@@ -32,7 +32,7 @@ import (
 //			_, err = endpoints.NewConsumersIamBinding(ctx, "binding", &endpoints.ConsumersIamBindingArgs{
 //				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
 //				ConsumerProject: pulumi.String("consumer-project-1"),
-//				Role: pulumi.String("roles/viewer"),
+//				Role: pulumi.String("roles/servicemanagement.serviceConsumer"),
 //				Members: pulumi.StringArray{
 //					pulumi.String("user:jane@example.com"),
 //				},
@@ -51,15 +51,15 @@ import (
 // The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
 // ```
 type ConsumersIamBinding struct {
 	pulumi.CustomResourceState

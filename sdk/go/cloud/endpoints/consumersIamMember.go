@@ -32,7 +32,7 @@ import (
 //			_, err = endpoints.NewConsumersIamMember(ctx, "member", &endpoints.ConsumersIamMemberArgs{
 //				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
 //				ConsumerProject: pulumi.String("consumer-project-1"),
-//				Role: pulumi.String("roles/viewer"),
+//				Role: pulumi.String("roles/servicemanagement.serviceConsumer"),
 //				Member: pulumi.String("user:jane@example.com"),
 //			})
 //			if err != nil {
@@ -49,15 +49,15 @@ import (
 // The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com"
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane@example.com"
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane@example.com expires-2030"
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
 // ```
 type ConsumersIamMember struct {
 	pulumi.CustomResourceState

@@ -31,7 +31,7 @@ import (
 //			var err error
 //			_, err = endpoints.NewServiceIamBinding(ctx, "binding", &endpoints.ServiceIamBindingArgs{
 //				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
-//				Role: pulumi.String("roles/viewer"),
+//				Role: pulumi.String("roles/servicemanagement.serviceConsumer"),
 //				Members: pulumi.StringArray{
 //					pulumi.String("user:jane@example.com"),
 //				},
@@ -50,15 +50,15 @@ import (
 // The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
 // ```
 type ServiceIamBinding struct {
 	pulumi.CustomResourceState

@@ -31,7 +31,7 @@ import (
 //			var err error
 //			_, err = endpoints.NewServiceIamMember(ctx, "member", &endpoints.ServiceIamMemberArgs{
 //				ServiceName: pulumi.String("bookstore.endpoints.example-project.cloud.goog"),
-//				Role: pulumi.String("roles/viewer"),
+//				Role: pulumi.String("roles/servicemanagement.serviceConsumer"),
 //				Member: pulumi.String("user:jane@example.com"),
 //			})
 //			if err != nil {
@@ -48,15 +48,15 @@ import (
 // The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
 // ```
 //
 // ```sh
-// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+// $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
 // ```
 type ServiceIamMember struct {
 	pulumi.CustomResourceState

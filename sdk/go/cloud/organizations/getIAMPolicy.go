@@ -34,7 +34,7 @@ import (
 //			admin, err := organizations.LookupIAMPolicy(ctx, &organizations.LookupIAMPolicyArgs{
 //				Bindings: []organizations.GetIAMPolicyBinding{
 //					{
-//						Role: "roles/viewer",
+//						Role: "roles/servicemanagement.serviceConsumer",
 //						Members: []string{"user:jane@example.com"},
 //					},
 //				},

@@ -232,7 +232,7 @@ class ConsumersIamBinding(pulumi.CustomResource):
         binding = cloud.endpoints.ConsumersIamBinding("binding",
             service_name="bookstore.endpoints.example-project.cloud.goog",
             consumer_project="consumer-project-1",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             members=["user:jane@example.com"])
         ```
 
@@ -241,15 +241,15 @@ class ConsumersIamBinding(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
         ```
 
         :param str resource_name: The name of the resource.
@@ -278,7 +278,7 @@ class ConsumersIamBinding(pulumi.CustomResource):
         binding = cloud.endpoints.ConsumersIamBinding("binding",
             service_name="bookstore.endpoints.example-project.cloud.goog",
             consumer_project="consumer-project-1",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             members=["user:jane@example.com"])
         ```
 
@@ -287,15 +287,15 @@ class ConsumersIamBinding(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030"
+        $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
         ```
 
         :param str resource_name: The name of the resource.

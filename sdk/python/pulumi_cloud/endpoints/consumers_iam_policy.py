@@ -164,7 +164,7 @@ class ConsumersIamPolicy(pulumi.CustomResource):
 
         admin = cloud.organizations.get_iam_policy_output(
             bindings=[{
-                "role": "roles/viewer",
+                "role": "roles/servicemanagement.serviceConsumer",
                 "members": ["user:jane@example.com"],
             }])
         policy = cloud.endpoints.ConsumersIamPolicy("policy",
@@ -208,7 +208,7 @@ class ConsumersIamPolicy(pulumi.CustomResource):
 
         admin = cloud.organizations.get_iam_policy_output(
             bindings=[{
-                "role": "roles/viewer",
+                "role": "roles/servicemanagement.serviceConsumer",
                 "members": ["user:jane@example.com"],
             }])
         policy = cloud.endpoints.ConsumersIamPolicy("policy",

@@ -199,7 +199,7 @@ class ServiceIamBinding(pulumi.CustomResource):
 
         binding = cloud.endpoints.ServiceIamBinding("binding",
             service_name="bookstore.endpoints.example-project.cloud.goog",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             members=["user:jane@example.com"])
         ```
 
@@ -208,15 +208,15 @@ class ServiceIamBinding(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
         ```
 
         :param str resource_name: The name of the resource.
@@ -243,7 +243,7 @@ class ServiceIamBinding(pulumi.CustomResource):
 
         binding = cloud.endpoints.ServiceIamBinding("binding",
             service_name="bookstore.endpoints.example-project.cloud.goog",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             members=["user:jane@example.com"])
         ```
 
@@ -252,15 +252,15 @@ class ServiceIamBinding(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/viewer"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030"
+        $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
         ```
 
         :param str resource_name: The name of the resource.

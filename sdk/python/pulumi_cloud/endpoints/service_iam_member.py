@@ -199,7 +199,7 @@ class ServiceIamMember(pulumi.CustomResource):
 
         member = cloud.endpoints.ServiceIamMember("member",
             service_name="bookstore.endpoints.example-project.cloud.goog",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             member="user:jane@example.com")
         ```
 
@@ -208,15 +208,15 @@ class ServiceIamMember(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
         ```
 
         :param str resource_name: The name of the resource.
@@ -243,7 +243,7 @@ class ServiceIamMember(pulumi.CustomResource):
 
         member = cloud.endpoints.ServiceIamMember("member",
             service_name="bookstore.endpoints.example-project.cloud.goog",
-            role="roles/viewer",
+            role="roles/servicemanagement.serviceConsumer",
             member="user:jane@example.com")
         ```
 
@@ -252,15 +252,15 @@ class ServiceIamMember(pulumi.CustomResource):
         The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
         ```
 
         ```sh
-        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane@example.com expires-2030"
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
         ```
 
         :param str resource_name: The name of the resource.

@@ -132,7 +132,7 @@ class ServiceIamPolicy(pulumi.CustomResource):
 
         admin = cloud.organizations.get_iam_policy_output(
             bindings=[{
-                "role": "roles/viewer",
+                "role": "roles/servicemanagement.serviceConsumer",
                 "members": ["user:jane@example.com"],
             }])
         policy = cloud.endpoints.ServiceIamPolicy("policy",
@@ -174,7 +174,7 @@ class ServiceIamPolicy(pulumi.CustomResource):
 
         admin = cloud.organizations.get_iam_policy_output(
             bindings=[{
-                "role": "roles/viewer",
+                "role": "roles/servicemanagement.serviceConsumer",
                 "members": ["user:jane@example.com"],
             }])
         policy = cloud.endpoints.ServiceIamPolicy("policy",

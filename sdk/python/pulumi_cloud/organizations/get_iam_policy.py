@@ -102,7 +102,7 @@ def get_iam_policy(audit_configs: Optional[Sequence[Union['GetIAMPolicyAuditConf
 
     admin = cloud.organizations.get_iam_policy_output(
         bindings=[{
-            "role": "roles/viewer",
+            "role": "roles/servicemanagement.serviceConsumer",
             "members": ["user:jane@example.com"],
         }])
     pulumi.export("policyData", admin.policy_data)
@@ -140,7 +140,7 @@ def get_iam_policy_output(audit_configs: pulumi.Input[Optional[Optional[Sequence
 
     admin = cloud.organizations.get_iam_policy_output(
         bindings=[{
-            "role": "roles/viewer",
+            "role": "roles/servicemanagement.serviceConsumer",
             "members": ["user:jane@example.com"],
         }])
     pulumi.export("policyData", admin.policy_data)

@@ -39,7 +39,7 @@ import javax.annotation.Nullable;
  *         var binding = new ConsumersIamBinding("binding", ConsumersIamBindingArgs.builder()
  *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
  *             .consumerProject("consumer-project-1")
- *             .role("roles/viewer")
+ *             .role("roles/servicemanagement.serviceConsumer")
  *             .members("user:jane}{@literal @}{@code example.com")
  *             .build());
  *     }}{@code
@@ -52,15 +52,15 @@ import javax.annotation.Nullable;
  * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition&#39;s title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer&#34;
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer&#34;
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer expires-2030&#34;
+ * $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030&#34;
  * ```
  * 
  */

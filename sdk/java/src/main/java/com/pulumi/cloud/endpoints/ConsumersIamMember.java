@@ -38,7 +38,7 @@ import javax.annotation.Nullable;
  *         var member = new ConsumersIamMember("member", ConsumersIamMemberArgs.builder()
  *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
  *             .consumerProject("consumer-project-1")
- *             .role("roles/viewer")
+ *             .role("roles/servicemanagement.serviceConsumer")
  *             .member("user:jane}{@literal @}{@code example.com")
  *             .build());
  *     }}{@code
@@ -51,15 +51,15 @@ import javax.annotation.Nullable;
  * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition&#39;s title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane{@literal @}example.com&#34;
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/viewer user:jane{@literal @}example.com&#34;
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;bookstore.endpoints.example-project.cloud.goog/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/viewer user:jane{@literal @}example.com expires-2030&#34;
+ * $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com expires-2030&#34;
  * ```
  * 
  */

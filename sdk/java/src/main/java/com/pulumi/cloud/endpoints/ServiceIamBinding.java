@@ -38,7 +38,7 @@ import javax.annotation.Nullable;
  *     public static void stack(Context ctx) }{{@code
  *         var binding = new ServiceIamBinding("binding", ServiceIamBindingArgs.builder()
  *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
- *             .role("roles/viewer")
+ *             .role("roles/servicemanagement.serviceConsumer")
  *             .members("user:jane}{@literal @}{@code example.com")
  *             .build());
  *     }}{@code
@@ -51,15 +51,15 @@ import javax.annotation.Nullable;
  * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer&#34;
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog roles/viewer&#34;
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer expires-2030&#34;
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030&#34;
  * ```
  * 
  */

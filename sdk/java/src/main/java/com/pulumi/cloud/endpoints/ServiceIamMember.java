@@ -37,7 +37,7 @@ import javax.annotation.Nullable;
  *     public static void stack(Context ctx) }{{@code
  *         var member = new ServiceIamMember("member", ServiceIamMemberArgs.builder()
  *             .serviceName("bookstore.endpoints.example-project.cloud.goog")
- *             .role("roles/viewer")
+ *             .role("roles/servicemanagement.serviceConsumer")
  *             .member("user:jane}{@literal @}{@code example.com")
  *             .build());
  *     }}{@code
@@ -50,15 +50,15 @@ import javax.annotation.Nullable;
  * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com&#34;
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com&#34;
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com&#34;
  * ```
  * 
  * ```sh
- * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/viewer user:jane{@literal @}example.com expires-2030&#34;
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com expires-2030&#34;
  * ```
  * 
  */

@@ -38,7 +38,7 @@ import javax.annotation.Nullable;
  *     public static void stack(Context ctx) }{{@code
  *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
  *             .bindings(GetIAMPolicyBindingArgs.builder()
- *                 .role("roles/viewer")
+ *                 .role("roles/servicemanagement.serviceConsumer")
  *                 .members("user:jane}{@literal @}{@code example.com")
  *                 .build())
  *             .build());

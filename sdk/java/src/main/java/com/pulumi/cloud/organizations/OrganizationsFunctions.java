@@ -42,7 +42,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -84,7 +84,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -126,7 +126,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -168,7 +168,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -210,7 +210,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -252,7 +252,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
@@ -294,7 +294,7 @@ public final class OrganizationsFunctions {
      *     public static void stack(Context ctx) }{{@code
      *         final var admin = OrganizationsFunctions.getIAMPolicy(GetIAMPolicyArgs.builder()
      *             .bindings(GetIAMPolicyBindingArgs.builder()
-     *                 .role("roles/viewer")
+     *                 .role("roles/servicemanagement.serviceConsumer")
      *                 .members("user:jane}{@literal @}{@code example.com")
      *                 .build())
      *             .build());
