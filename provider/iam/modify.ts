@@ -1,35 +1,14 @@
-// Read-modify-write of a policy, the way every resource writes: under one lock per policy in this
-// process, read at version 3, change, write with the read etag at version 3; when another writer got in
-// between (409 ABORTED), redo the whole cycle after a jittered backoff (1 s doubling, capped), bounded by
-// the request timeout; then confirm by re-reading, as IAM is eventually consistent.
+// Read-modify-write of a policy, the way every resource writes, batched: changes to one policy that arrive
+// while a cycle is pending or running join the next cycle. A cycle reads the policy once (version 3), applies
+// every change of the batch in arrival order, writes once with the read etag (version 3), and confirms once by
+// re-reading (IAM is eventually consistent). When another writer got in between (409 ABORTED) the whole batch
+// is redone after a jittered backoff (1 s doubling, capped). A change the API refuses (400) is found by
+// splitting the batch, and fails alone. The result is that of running the changes one after another.
 
 import { Code, IamError } from "./errors";
 import { bounded, IamFetcher } from "./fetcher";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
-
-/** One queue per policy, shared by every fetcher of this process (a reconfigure builds a new fetcher). */
-const locks = new Map<string, Promise<unknown>>();
-
-/** Runs `fn` once every earlier holder of `key` is done; waiting counts against the operation's deadline. */
-async function withLock<T>(key: string, deadline: number, fn: () => Promise<T>): Promise<T> {
-    const prior = locks.get(key) ?? Promise.resolve();
-    let expired = false;
-    // The queue still waits for `prior`; a caller that gave up waiting never runs.
-    const run = prior.catch(() => undefined).then(() => (expired ? Promise.reject(new Error("gave up waiting")) : fn()));
-    const tail = run.catch(() => undefined);
-    locks.set(key, tail);
-    try {
-        await bounded(prior.catch(() => undefined), deadline, undefined, () => {
-            expired = true;
-            return new IamError(`the policy of ${key} stayed locked by other changes in this deployment for the whole ` +
-                "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED);
-        });
-        return await run;
-    } finally {
-        if (locks.get(key) === tail) locks.delete(key);
-    }
-}
 
 export interface ModifyResult {
     /** The policy as written (or as read, when nothing needed changing). */
@@ -47,11 +26,30 @@ export interface ModifyOptions {
     maxBackoffMs?: number;
 }
 
+/** One caller's change, waiting for (or in) a cycle. */
+interface Pending {
+    change: (current: Policy) => Policy | undefined;
+    opts: ModifyOptions;
+    /** The caller's own deadline (its requestTimeout from when it asked). */
+    deadline: number;
+    resolve(result: ModifyResult): void;
+    reject(error: unknown): void;
+}
+
+/** The changes queued for one policy of one fetcher, and whether a cycle is running. */
+interface Queue {
+    waiting: Pending[];
+    running: boolean;
+}
+
+const queues = new WeakMap<IamFetcher, Map<string, Queue>>();
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Applies `change` to the current policy of `parent`. `change` returns the policy to write, or undefined
- * when the current one already says what is wanted (nothing is written then).
+ * when the current one already says what is wanted (nothing is written then). Resolves once the write (if
+ * any) is confirmed; the whole of it, queueing included, is bounded by the request timeout.
  */
 export function modifyPolicy(
     iam: IamFetcher,
@@ -60,36 +58,120 @@ export function modifyPolicy(
     opts: ModifyOptions = {},
 ): Promise<ModifyResult> {
     const name = parentName(parent);
-    // One deadline for the whole operation: the lock wait, every read, write, retry and confirming read.
+    let byParent = queues.get(iam);
+    if (!byParent) queues.set(iam, (byParent = new Map()));
+    let queue = byParent.get(name);
+    if (!queue) byParent.set(name, (queue = { waiting: [], running: false }));
+    const q = queue;
     const deadline = Date.now() + iam.requestTimeoutMs;
-    return withLock(name, deadline, async () => {
-        let backoff = opts.initialBackoffMs ?? 1000;
-        for (let conflicts = 0; ; conflicts++) {
-            const current = await iam.getIamPolicy(parent, { fresh: true, deadline });
-            const next = change(current);
-            if (next === undefined) return { policy: current, conflicts };
-            try {
-                const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, opts.updateMask, deadline);
-                await confirm(iam, parent, opts.confirm, deadline);
-                return { policy: written, conflicts };
-            } catch (e) {
-                if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
-            }
-            const wait = backoff / 2 + Math.random() * (backoff / 2);
-            backoff = Math.min(backoff * 2, opts.maxBackoffMs ?? 16_000);
-            if (Date.now() + wait >= deadline) {
-                throw new IamError(`too many concurrent changes to the policy of ${name}: ${conflicts + 1} writes were ` +
-                    "refused with 409 ABORTED within the request timeout; retry, or raise cloud:requestTimeout",
-                    409, Code.ABORTED);
-            }
-            await sleep(wait);
+    const result = new Promise<ModifyResult>((resolve, reject) => q.waiting.push({ change, opts, deadline, resolve, reject }));
+    // Waiting in the queue counts against the caller's deadline, like any other part of the operation.
+    const entry = q.waiting[q.waiting.length - 1];
+    const expiry = setTimeout(() => {
+        const at = q.waiting.indexOf(entry);
+        if (at < 0) return;
+        q.waiting.splice(at, 1);
+        entry.reject(new IamError(`the policy of ${name} stayed busy with other changes in this deployment for the whole ` +
+            "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED));
+    }, Math.max(0, deadline - Date.now()));
+    void result.finally(() => clearTimeout(expiry)).catch(() => undefined);
+    if (!q.running) void drain(iam, parent, q, byParent, name);
+    return result;
+}
+
+/** Runs cycles while changes wait; each cycle takes every change waiting when it starts. */
+async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<string, Queue>, name: string): Promise<void> {
+    q.running = true;
+    try {
+        while (q.waiting.length) {
+            const batch = q.waiting.splice(0);
+            await runBatch(iam, parent, batch);
         }
-    });
+    } finally {
+        q.running = false;
+        if (q.waiting.length === 0 && byParent.get(name) === q) byParent.delete(name);
+    }
+}
+
+/** One batch; a 400 on a batch of several is narrowed down by halves, so only the refused change fails. */
+async function runBatch(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise<void> {
+    try {
+        const outcomes = await cycle(iam, parent, batch);
+        batch.forEach((p, i) => {
+            const o = outcomes[i];
+            if ("error" in o) p.reject(o.error);
+            else p.resolve(o);
+        });
+    } catch (e) {
+        if (batch.length > 1 && e instanceof IamError && e.httpStatus === 400) {
+            const half = Math.ceil(batch.length / 2);
+            await runBatch(iam, parent, batch.slice(0, half));
+            await runBatch(iam, parent, batch.slice(half));
+            return;
+        }
+        for (const p of batch) p.reject(e);
+    }
+}
+
+/** Masks merged: a change that writes audit configs makes the write carry them. */
+function unionMask(batch: Pending[]): string {
+    const paths = new Set<string>();
+    for (const p of batch) for (const path of (p.opts.updateMask ?? "bindings,etag").split(",")) paths.add(path.trim());
+    return [...paths].join(",");
+}
+
+type Outcome = ModifyResult | { error: unknown };
+
+/** Read once, apply every change in order, write once, confirm once; a 409 redoes the whole cycle. */
+async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise<Outcome[]> {
+    const name = parentName(parent);
+    const deadline = Math.min(...batch.map((p) => p.deadline));
+    let backoff = Math.min(...batch.map((p) => p.opts.initialBackoffMs ?? 1000));
+    const maxBackoff = Math.min(...batch.map((p) => p.opts.maxBackoffMs ?? 16_000));
+    for (let conflicts = 0; ; conflicts++) {
+        const current = await iam.getIamPolicy(parent, { fresh: true, deadline });
+        // Each change sees the policy as the changes before it left it: as if they ran one after another.
+        // A change that cannot be applied fails alone.
+        let next = current;
+        let changed = false;
+        const failed = new Map<Pending, unknown>();
+        for (const p of batch) {
+            try {
+                const after = p.change(next);
+                if (after !== undefined) {
+                    next = after;
+                    changed = true;
+                }
+            } catch (e) {
+                failed.set(p, e);
+            }
+        }
+        const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy, conflicts });
+        if (!changed) return batch.map((p) => outcome(p, current));
+        try {
+            const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline);
+            // What the final policy must show: each change's own check, unless a later change of the batch
+            // undid it (as it would have, run after it).
+            const final = next;
+            const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
+            if (checks.length) await confirm(iam, parent, (policy) => checks.every((shows) => shows(policy)), deadline);
+            return batch.map((p) => outcome(p, written));
+        } catch (e) {
+            if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
+        }
+        const wait = backoff / 2 + Math.random() * (backoff / 2);
+        backoff = Math.min(backoff * 2, maxBackoff);
+        if (Date.now() + wait >= deadline) {
+            throw new IamError(`too many concurrent changes to the policy of ${name}: ${conflicts + 1} writes were ` +
+                "refused with 409 ABORTED within the request timeout; retry, or raise cloud:requestTimeout",
+                409, Code.ABORTED);
+        }
+        await sleep(wait);
+    }
 }
 
 /** Re-reads until the change shows (IAM may lag a write), a few times at most. */
-async function confirm(iam: IamFetcher, parent: Parent, shows: ((p: Policy) => boolean) | undefined, deadline: number): Promise<void> {
-    if (!shows) return;
+async function confirm(iam: IamFetcher, parent: Parent, shows: (p: Policy) => boolean, deadline: number): Promise<void> {
     for (let read = 1; ; read++) {
         let policy: Policy;
         try {
@@ -104,6 +186,6 @@ async function confirm(iam: IamFetcher, parent: Parent, shows: ((p: Policy) => b
             throw new IamError(`the policy of ${parentName(parent)} was written, but ${read} re-reads do not show the ` +
                 "change; another writer may have replaced it", undefined, Code.ABORTED);
         }
-        await sleep(500);
+        await bounded(sleep(500), deadline, undefined, () => new IamError("deadline", undefined, Code.DEADLINE_EXCEEDED));
     }
 }

@@ -1,0 +1,64 @@
+// What users wait for: `pulumi up` and `pulumi destroy` of many ServiceIamMembers on one service, with the real
+// Pulumi CLI and YAML host (built by `npm run tools`), the plugin installed from its tarball, and the emulator
+// at a fixed API latency; with the API calls each one cost.
+
+import { startEmulator } from "../emulator";
+import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
+
+const TOKEN = "ya29.bench-engine-token";
+const SERVICE = "engine.endpoints.bench-project.cloud.goog";
+const ROLE = "roles/servicemanagement.serviceConsumer";
+
+export interface EngineRun {
+    members: number;
+    latencyMs: number;
+    upMs: number;
+    upCalls: number;
+    destroyMs: number;
+    destroyCalls: number;
+}
+
+/** Why the engine figures cannot be measured here, or undefined. */
+export const engineMissing = (): string | undefined => toolsMissing();
+
+function program(members: number): string {
+    const resources = Array.from({ length: members }, (_, i) => [
+        `  member${i}:`,
+        "    type: cloud:endpoints:ServiceIamMember",
+        "    properties:",
+        `      serviceName: ${SERVICE}`,
+        `      role: ${ROLE}`,
+        `      member: user:consumer${i}@example.com`,
+    ].join("\n"));
+    return ["name: bench-members", "runtime: yaml", "resources:", ...resources, ""].join("\n");
+}
+
+/** `pulumi up` then `pulumi destroy` of `members` Members, at each latency, in one sandbox. */
+export async function engineRuns(members: number, latencies: number[], log: (m: string) => void): Promise<EngineRun[]> {
+    const sb = await PulumiSandbox.create("bench");
+    const runs: EngineRun[] = [];
+    for (const latencyMs of latencies) {
+        const emu = await startEmulator({ accessTokens: [TOKEN] });
+        try {
+            emu.createService(SERVICE, "bench-project");
+            const dir = sb.project(`members-${latencyMs}`, { "Pulumi.yaml": program(members) });
+            await sb.initStack(dir, emu.url, TOKEN);
+            emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
+            log(`engine: up of ${members} members at ${latencyMs} ms API latency`);
+            emu.resetRequests();
+            let started = Date.now();
+            await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
+            const upMs = Date.now() - started;
+            const upCalls = emu.requestCount;
+            const granted = (emu.getPolicy(`services/${SERVICE}`).bindings ?? []).flatMap((b) => b.members).length;
+            if (granted !== members) throw new Error(`up granted ${granted} members, not ${members}`);
+            emu.resetRequests();
+            started = Date.now();
+            await sb.pulumi(["destroy", "--yes", "--skip-preview"], dir);
+            runs.push({ members, latencyMs, upMs, upCalls, destroyMs: Date.now() - started, destroyCalls: emu.requestCount });
+        } finally {
+            await emu.close();
+        }
+    }
+    return runs;
+}
