@@ -21,7 +21,7 @@ export interface EngineRun {
 /** Why the engine figures cannot be measured here, or undefined. */
 export const engineMissing = (): string | undefined => toolsMissing();
 
-function program(members: number): string {
+function program(name: string, members: number): string {
     const resources = Array.from({ length: members }, (_, i) => [
         `  member${i}:`,
         "    type: cloud:endpoints:ServiceIamMember",
@@ -30,7 +30,7 @@ function program(members: number): string {
         `      role: ${ROLE}`,
         `      member: user:consumer${i}@example.com`,
     ].join("\n"));
-    return ["name: bench-members", "runtime: yaml", "resources:", ...resources, ""].join("\n");
+    return [`name: ${name}`, "runtime: yaml", "resources:", ...resources, ""].join("\n");
 }
 
 /** `pulumi up` then `pulumi destroy` of `members` Members, at each latency, in one sandbox. */
@@ -41,7 +41,8 @@ export async function engineRuns(members: number, latencies: number[], log: (m: 
         const emu = await startEmulator({ accessTokens: [TOKEN] });
         try {
             emu.createService(SERVICE, "bench-project");
-            const dir = sb.project(`members-${latencyMs}`, { "Pulumi.yaml": program(members) });
+            const name = `members-${latencyMs}ms`;
+            const dir = sb.project(name, { "Pulumi.yaml": program(name, members) });
             await sb.initStack(dir, emu.url, TOKEN);
             emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
             log(`engine: up of ${members} members at ${latencyMs} ms API latency`);

@@ -7,7 +7,7 @@
 #   npx cloud-emulator           the first one in this clone, to its URL line                         goal ≤ 5 s
 #   npm run emulator             to its URL line                                                      goal ≤ 5 s
 #
-# The clone is of the committed HEAD, in a temp directory with nothing beside it (no ../shared); it is removed
+# The clone is of the committed HEAD, in a temp directory with nothing beside it (no sibling folders); it is removed
 # at the end, with the npx cache entry its `npx` made. Exits 1 if a goal is missed or a command fails.
 #
 #   bash scripts/measure.sh
