@@ -40,7 +40,18 @@ interface Pending {
 interface Queue {
     waiting: Pending[];
     running: boolean;
+    /**
+     * The confirming read of the cycle just finished: read after this process's write, it serves as the next
+     * cycle's read (the etag still guards it). Kept only while changes keep coming.
+     */
+    lastRead?: Policy;
 }
+
+/**
+ * How long a cycle waits for company before it starts. The engine answers a batch's RPCs together and sends
+ * the next changes a few milliseconds apart: without this the first of them would run alone.
+ */
+const GATHER_MS = 40;
 
 const queues = new WeakMap<IamFetcher, Map<string, Queue>>();
 
@@ -84,19 +95,21 @@ async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<st
     q.running = true;
     try {
         while (q.waiting.length) {
+            await sleep(GATHER_MS);
             const batch = q.waiting.splice(0);
-            await runBatch(iam, parent, batch);
+            if (batch.length) await runBatch(iam, parent, batch, q);
         }
     } finally {
         q.running = false;
+        q.lastRead = undefined;
         if (q.waiting.length === 0 && byParent.get(name) === q) byParent.delete(name);
     }
 }
 
 /** One batch; a 400 on a batch of several is narrowed down by halves, so only the refused change fails. */
-async function runBatch(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise<void> {
+async function runBatch(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue): Promise<void> {
     try {
-        const outcomes = await cycle(iam, parent, batch);
+        const outcomes = await cycle(iam, parent, batch, q);
         batch.forEach((p, i) => {
             const o = outcomes[i];
             if ("error" in o) p.reject(o.error);
@@ -105,8 +118,8 @@ async function runBatch(iam: IamFetcher, parent: Parent, batch: Pending[]): Prom
     } catch (e) {
         if (batch.length > 1 && e instanceof IamError && e.httpStatus === 400) {
             const half = Math.ceil(batch.length / 2);
-            await runBatch(iam, parent, batch.slice(0, half));
-            await runBatch(iam, parent, batch.slice(half));
+            await runBatch(iam, parent, batch.slice(0, half), q);
+            await runBatch(iam, parent, batch.slice(half), q);
             return;
         }
         for (const p of batch) p.reject(e);
@@ -123,13 +136,16 @@ function unionMask(batch: Pending[]): string {
 type Outcome = ModifyResult | { error: unknown };
 
 /** Read once, apply every change in order, write once, confirm once; a 409 redoes the whole cycle. */
-async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise<Outcome[]> {
+async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue): Promise<Outcome[]> {
     const name = parentName(parent);
     const deadline = Math.min(...batch.map((p) => p.deadline));
     let backoff = Math.min(...batch.map((p) => p.opts.initialBackoffMs ?? 1000));
     const maxBackoff = Math.min(...batch.map((p) => p.opts.maxBackoffMs ?? 16_000));
     for (let conflicts = 0; ; conflicts++) {
-        const current = await iam.getIamPolicy(parent, { fresh: true, deadline });
+        // The previous cycle's confirming read, on the first attempt; a fresh read after a conflict.
+        const reuse = conflicts === 0 ? q.lastRead : undefined;
+        q.lastRead = undefined;
+        const current = reuse ?? await iam.getIamPolicy(parent, { fresh: true, deadline });
         // Each change sees the policy as the changes before it left it: as if they ran one after another.
         // A change that cannot be applied fails alone.
         let next = current;
@@ -147,14 +163,17 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise
             }
         }
         const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy, conflicts });
-        if (!changed) return batch.map((p) => outcome(p, current));
+        if (!changed) {
+            q.lastRead = current;
+            return batch.map((p) => outcome(p, current));
+        }
         try {
             const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline);
             // What the final policy must show: each change's own check, unless a later change of the batch
             // undid it (as it would have, run after it).
             const final = next;
             const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-            if (checks.length) await confirm(iam, parent, (policy) => checks.every((shows) => shows(policy)), deadline);
+            q.lastRead = await confirm(iam, parent, (policy) => checks.every((shows) => shows(policy)), deadline);
             return batch.map((p) => outcome(p, written));
         } catch (e) {
             if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
@@ -170,18 +189,21 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[]): Promise
     }
 }
 
-/** Re-reads until the change shows (IAM may lag a write), a few times at most. */
-async function confirm(iam: IamFetcher, parent: Parent, shows: (p: Policy) => boolean, deadline: number): Promise<void> {
+/**
+ * Re-reads until the change shows (IAM may lag a write), a few times at most; resolves with the policy read,
+ * or undefined when cancelled after the write went through.
+ */
+async function confirm(iam: IamFetcher, parent: Parent, shows: (p: Policy) => boolean, deadline: number): Promise<Policy | undefined> {
     for (let read = 1; ; read++) {
         let policy: Policy;
         try {
             policy = await iam.getIamPolicy(parent, { fresh: true, deadline });
         } catch (e) {
             // Cancelled (shutdown): the write itself went through; report it done rather than failed.
-            if (e instanceof IamError && e.code === Code.CANCELLED) return;
+            if (e instanceof IamError && e.code === Code.CANCELLED) return undefined;
             throw e;
         }
-        if (shows(policy)) return;
+        if (shows(policy)) return policy;
         if (read >= 5 || Date.now() + 500 >= deadline) {
             throw new IamError(`the policy of ${parentName(parent)} was written, but ${read} re-reads do not show the ` +
                 "change; another writer may have replaced it", undefined, Code.ABORTED);

@@ -51,7 +51,8 @@ describe("concurrent writers on one policy", function () {
             const sets = emu.requests.filter((r) => r.path.endsWith(":setIamPolicy"));
             const conflicts = sets.filter((r) => r.status === 409).length;
             const written = sets.filter((r) => r.status === 200).length;
-            expect(written).to.equal(10);
+            // Writers in one process share a batched write; each process writes at least once.
+            expect(written).to.be.within(PROCESSES, 10);
             console.log(`      10 writers / ${PROCESSES} processes: ${written} writes, ${conflicts} 409s retried, ` +
                 `${emu.requests.length} requests, ${lost.length} lost updates, ${wall} ms`);
         } finally {
