@@ -3,7 +3,7 @@
 // at a fixed API latency; with the API calls each one cost.
 
 import { startEmulator } from "../emulator";
-import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
+import { compileNodeProgram, inlineStack, PulumiSandbox, toolsMissing } from "../tests/e2e/support";
 
 const TOKEN = "ya29.bench-engine-token";
 const SERVICE = "engine.endpoints.bench-project.cloud.goog";
@@ -62,4 +62,38 @@ export async function engineRuns(members: number, latencies: number[], log: (m: 
         }
     }
     return runs;
+}
+
+/** A TypeScript program (against sdk/nodejs) that looks up `count` distinct consumers of one service. */
+const LOOKUPS_PROGRAM = `
+import * as cloud from "pulumi-cloud-endpoints";
+
+export function program(service: string, count: number): () => Promise<Record<string, unknown>> {
+    return async () => {
+        const results = await Promise.all(Array.from({ length: count }, (_, i) =>
+            cloud.endpoints.getServiceConsumersIamPolicy({ serviceName: service, consumerProject: \`consumer-\${1000 + i}\` })));
+        return { looked: results.length };
+    };
+}
+`;
+
+/** `pulumi up` of a TypeScript Automation API program making `count` distinct consumer lookups. */
+export async function lookupRun(count: number, log: (m: string) => void): Promise<{ count: number; upMs: number; calls: number }> {
+    const entry = await compileNodeProgram("bench-lookups", LOOKUPS_PROGRAM);
+    const { program } = require(entry) as { program(service: string, count: number): () => Promise<Record<string, unknown>> };
+    const sb = await PulumiSandbox.create("bench-lookups");
+    const emu = await startEmulator({ accessTokens: [TOKEN] });
+    try {
+        emu.createService(SERVICE, "bench-project");
+        const stack = await inlineStack(sb, "bench-lookups", program(SERVICE, count), emu.url, TOKEN);
+        log(`engine: ${count} consumer lookups from a TypeScript program`);
+        emu.resetRequests();
+        const started = Date.now();
+        const up = await stack.up();
+        const upMs = Date.now() - started;
+        if (up.outputs.looked?.value !== count) throw new Error(`the program looked up ${JSON.stringify(up.outputs.looked?.value)}, not ${count}`);
+        return { count, upMs, calls: emu.requestCount };
+    } finally {
+        await emu.close();
+    }
 }
