@@ -122,7 +122,17 @@ export function concealSecrets(failures: Failure[], input: PropertyMap, secrets:
         if (!secrets.has(root)) return f;
         const strings: string[] = [];
         const collect = (v: Value): void => {
-            if (typeof v === "string") strings.push(v);
+            if (typeof v === "string") {
+                strings.push(v);
+                // A secret JSON text (policyData): the strings inside it are secret too.
+                if (/^\s*[[{]/.test(v)) {
+                    try {
+                        collect(JSON.parse(v) as Value);
+                    } catch {
+                        // not JSON: the text itself is all there is
+                    }
+                }
+            }
             else if (Array.isArray(v)) v.forEach(collect);
             else if (typeof v === "object" && v !== null) Object.values(v).forEach(collect);
         };

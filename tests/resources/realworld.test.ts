@@ -84,6 +84,10 @@ describe("real-world policies and faults", function () {
         expect(checked.failures.map((f) => f.property)).to.deep.equal(["member"]);
         expect(checked.failures[0].reason).to.not.contain("SECRET-7f3a");
         expect(checked.failures[0].reason).to.contain("is a secret").and.contain("not a valid member");
+        const data = secret(JSON.stringify({ bindings: [{ role: "SECRET-ROLE-55aa", members: ["user:a@example.com"] }] }));
+        const policyChecked = await stack.plugin.check(POLICY, { serviceName: SERVICE, policyData: data });
+        expect(policyChecked.failures.map((f) => f.property)).to.deep.equal(["policyData"]);
+        expect(policyChecked.failures[0].reason).to.not.contain("SECRET-ROLE-55aa");
         const invoked = await stack.plugin.invoke(SERVICE_FN, { serviceName: secret("Bad_SECRET-91c2") });
         expect(JSON.stringify(invoked.failures)).to.not.contain("SECRET-91c2");
         expect(invoked.failures[0].reason).to.contain("not a valid service name");
