@@ -13,9 +13,9 @@ import {
     checkProjectId, checkServiceName, memberKey, memberProblem, Parent, parentName, projectIdProblem, roleProblem, sameMember,
     serviceNameProblem,
 } from "../iam/names";
+import { conditionType } from "../iam/model";
 import {
-    Binding, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, conditionProblem, parsePolicyData, Policy, policyData,
-    policyDataProblem,
+    Binding, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, parsePolicyData, Policy, policyData, policyDataProblem,
 } from "../iam/policy";
 import type { ExampleArgs } from "../examples";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
@@ -93,14 +93,9 @@ const readOrGone = (iam: IamFetcher, parent: Parent) => unlessGone(iam.getIamPol
 const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
 type Out = { etag: string };
 
-function conditionType(resource: string) {
-    return types.object(`cloud:endpoints/${resource}Condition:${resource}Condition`,
-        "An IAM condition: the grant applies only when the CEL expression is true.", {
-            description: property(types.string, "An optional description of the expression."),
-            expression: property(types.string, "Textual representation of an expression in Common Expression Language syntax.", { required: true }),
-            title: property(types.string, "A title for the expression, i.e. a short string describing its purpose.", { required: true }),
-        });
-}
+/** The condition type of a resource, under the token Pulumi GCP gives it (`<Resource>Condition`). */
+const resourceConditionType = (resource: string) =>
+    conditionType(`cloud:endpoints/${resource}Condition:${resource}Condition`, "grant");
 
 /** A condition compared by meaning; null for none (for Diff and for matching a resource's own grant). */
 function conditionOf(c: Condition | undefined): Condition | null {
@@ -136,10 +131,7 @@ const MEMBER_FORMS_DOC = "`user:{email}`, `serviceAccount:{email}`, `group:{emai
 function grantProperties(kind: ParentKind, resource: string, conditionMeaning: string) {
     const parent = parentProperties();
     return {
-        condition: property(conditionType(resource), `An IAM condition: ${conditionMeaning}.`, {
-            replaceOnChanges: true,
-            check: (c) => conditionProblem(c, "the condition"),
-        }),
+        condition: property(resourceConditionType(resource), `An IAM condition: ${conditionMeaning}.`, { replaceOnChanges: true }),
         ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
         role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
             required: true, replaceOnChanges: true, check: roleProblem,
