@@ -12,7 +12,10 @@ const membersProblem = (ms: string[]) => ms.map(memberProblem).find((p) => p !==
 /** A text IAM refuses when empty (or only blanks). */
 const notBlank = (what: string) => (v: string) => (v.trim() === "" ? `give ${what}; it is empty` : undefined);
 
-export const LOG_TYPES = ["ADMIN_READ", "DATA_WRITE", "DATA_READ"] as const;
+const LOG_TYPES: readonly string[] = ["ADMIN_READ", "DATA_WRITE", "DATA_READ"];
+
+/** `a, b or c`. */
+const listed = (xs: readonly string[]) => `${xs.slice(0, -1).join(", ")} or ${xs[xs.length - 1]}`;
 
 const conditionProperties = {
     description: property(types.string, "An optional description of the expression."),
@@ -54,10 +57,9 @@ export const bindingType = types.object(
 
 const auditLogConfigProperties = {
     exemptedMembers: property(types.array(types.string), "Members whose access of this log type is not logged.", { check: membersProblem }),
-    logType: property(types.string, `The log type: ${LOG_TYPES.slice(0, -1).map((t) => `\`${t}\``).join(", ")} or \`${LOG_TYPES.at(-1)}\`.`, {
+    logType: property(types.string, `The log type: ${listed(LOG_TYPES.map((t) => `\`${t}\``))}.`, {
         required: true,
-        check: (t) => (LOG_TYPES.some((l) => l === t) ? undefined
-            : `${JSON.stringify(t)} is not ${LOG_TYPES.slice(0, -1).join(", ")} or ${LOG_TYPES.at(-1)}`),
+        check: (t) => (LOG_TYPES.includes(t) ? undefined : `${JSON.stringify(t)} is not ${listed(LOG_TYPES)}`),
     }),
 };
 
