@@ -38,7 +38,11 @@ export interface Property<T = unknown, Required extends boolean = boolean> {
 
 export type Properties = { readonly [name: string]: Property };
 
-type RequiredKeys<P extends Properties> = { [K in keyof P]: P[K]["required"] extends true ? K : never }[keyof P];
+/** Keys of required properties; a property that may be absent from the declaration itself (declared for one
+ * kind of resource only, e.g. by a conditional spread) is not required in the values. */
+type RequiredKeys<P extends Properties> = {
+    [K in keyof P]-?: {} extends Pick<P, K> ? never : P[K]["required"] extends true ? K : never;
+}[keyof P];
 type OptionalKeys<P extends Properties> = Exclude<keyof P, RequiredKeys<P>>;
 type ValueOf<P> = P extends Property<infer T> ? T : never;
 

@@ -12,12 +12,11 @@ import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { checkProperties, concealSecrets, Failure, InputError } from "./check";
-import { checkConfig, configFromRequest, configProperties, isEngineKey, parseDuration, ResolvedConfig, resolveConfig } from "./config";
+import { checkConfig, configFromRequest, configProperties, isEngineKey, ResolvedConfig, resolveConfig } from "./config";
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
-import { credentialsFor } from "./iam/auth";
 import { IamError, redact } from "./iam/errors";
-import { IamFetcher } from "./iam/fetcher";
+import { fetcherOptions, IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, Value } from "./properties";
 import { resources } from "./resources";
@@ -123,14 +122,7 @@ export class Provider {
         }
         if (!this.fetcher) {
             if (!this.config) this.applyConfig({}); // not configured: environment and defaults, as Terraform does
-            const v = this.config!.values;
-            this.fetcher = new IamFetcher({
-                endpoint: v.serviceManagementCustomEndpoint!,
-                credentials: credentialsFor(this.config!),
-                requestTimeoutMs: parseDuration(v.requestTimeout!)!,
-                userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
-                log: (m) => this.log.debug(m),
-            });
+            this.fetcher = new IamFetcher(fetcherOptions(this.config!, (m) => this.log.debug(m)));
         }
         return this.fetcher;
     }

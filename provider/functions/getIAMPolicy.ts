@@ -1,8 +1,9 @@
 import { crc32 } from "zlib";
 import { property, types } from "../define";
+import { policyProperties } from "../iam/model";
 import { canonicalParts } from "../iam/policy";
 import { defineFunction } from "./function";
-import { adminPolicyStatement, auditConfigType, bindingType, policyDataOutputs } from "./policyRecord";
+import { adminPolicyStatement, policyDataOutputs } from "./policyRecord";
 
 const TOKEN = "cloud:organizations/getIAMPolicy:getIAMPolicy";
 
@@ -21,10 +22,7 @@ export const getIAMPolicy = defineFunction({
         title: "Build a policy",
         program: [adminPolicyStatement(TOKEN), { kind: "export", name: "policyData", value: { from: "admin", prop: "policyData" } }],
     }],
-    inputs: {
-        auditConfigs: property(types.array(auditConfigType), "A nested configuration block that defines logging additional configuration for your project."),
-        bindings: property(types.array(bindingType), "A nested configuration block (described below) defining a binding to be included in the policy document."),
-    },
+    inputs: policyProperties,
     outputs: {
         ...policyDataOutputs("The above bindings serialized in a format suitable for referencing from a resource that supports IAM."),
         id: property(types.string, "A stable hash of `policyData` (CRC-32, as the Terraform provider computes it).", { required: true }),

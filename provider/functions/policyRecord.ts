@@ -4,61 +4,8 @@
 
 import { objectToken, property, types } from "../define";
 import type { Statement } from "../examples";
-import { memberProblem, roleProblem } from "../iam/names";
-import { canonicalParts, conditionProblem, Policy } from "../iam/policy";
-
-/** The first problem of a list of members, or undefined (members as IAM accepts them in a grant). */
-const membersProblem = (ms: string[]) => ms.map(memberProblem).find((p) => p !== undefined);
-
-// The rules (check) apply where these types are inputs (getIAMPolicy); outputs are never checked.
-
-export const conditionType = types.object(
-    "cloud:organizations/getIAMPolicyBindingCondition:getIAMPolicyBindingCondition",
-    "An IAM condition: the binding applies only when the CEL expression is true.",
-    {
-        description: property(types.string, "An optional description of the expression."),
-        expression: property(types.string, "Textual representation of an expression in Common Expression Language syntax.", { required: true }),
-        title: property(types.string, "A title for the expression, i.e. a short string describing its purpose.", { required: true }),
-    },
-);
-
-export const bindingType = types.object(
-    "cloud:organizations/getIAMPolicyBinding:getIAMPolicyBinding",
-    "A role granted to a list of members, optionally under a condition.",
-    {
-        condition: property(conditionType, "An IAM condition for this binding.", { check: (c) => conditionProblem(c, "the condition") }),
-        members: property(types.array(types.string),
-            "The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, " +
-            "`domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.", {
-                required: true,
-                check: (ms) => (ms.length === 0 ? "give at least one member" : membersProblem(ms)),
-            }),
-        role: property(types.string,
-            "The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or " +
-            "`organizations/{org}/roles/{role}`.", { required: true, check: roleProblem }),
-    },
-);
-
-export const auditLogConfigType = types.object(
-    "cloud:organizations/getIAMPolicyAuditConfigAuditLogConfig:getIAMPolicyAuditConfigAuditLogConfig",
-    "Which kind of access is logged, and who is exempted.",
-    {
-        exemptedMembers: property(types.array(types.string), "Members whose access of this log type is not logged.", { check: membersProblem }),
-        logType: property(types.string, "The log type: `ADMIN_READ`, `DATA_WRITE` or `DATA_READ`.", {
-            required: true,
-            check: (t) => (["ADMIN_READ", "DATA_WRITE", "DATA_READ"].includes(t) ? undefined : `${JSON.stringify(t)} is not ADMIN_READ, DATA_WRITE or DATA_READ`),
-        }),
-    },
-);
-
-export const auditConfigType = types.object(
-    "cloud:organizations/getIAMPolicyAuditConfig:getIAMPolicyAuditConfig",
-    "Audit logging configuration for one service.",
-    {
-        auditLogConfigs: property(types.array(auditLogConfigType), "The log types enabled, with their exemptions.", { required: true }),
-        service: property(types.string, "The service audited, e.g. `storage.googleapis.com`, or `allServices`.", { required: true }),
-    },
-);
+import { auditConfigType, bindingType } from "../iam/model";
+import { canonicalParts, Policy } from "../iam/policy";
 
 const POLICY_DATA_FORM =
     "It is canonical JSON of `{auditConfigs, bindings}` (etag and version left out; bindings merged by role and " +

@@ -6,9 +6,9 @@
 import { setMaxListeners } from "events";
 import * as http from "http";
 import * as https from "https";
-import { credentialTransportProblem } from "../config";
+import { credentialTransportProblem, parseDuration, ResolvedConfig } from "../config";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
-import { Credentials, CredentialsError } from "./auth";
+import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
@@ -33,6 +33,27 @@ export interface FetcherOptions {
     maxBackoffMs?: number;
     /** Diagnostics (never given secrets). */
     log?: (message: string) => void;
+}
+
+/**
+ * The fetcher's options for a resolved configuration: the one place config keys become fetcher settings.
+ * `serviceManagementCustomEndpoint` and `requestTimeout` have defaults and were checked, so a resolved
+ * configuration always has them, the duration parseable.
+ */
+export function fetcherOptions(config: ResolvedConfig, log?: (message: string) => void): FetcherOptions {
+    const v = config.values;
+    const endpoint = v.serviceManagementCustomEndpoint;
+    const requestTimeoutMs = v.requestTimeout === undefined ? undefined : parseDuration(v.requestTimeout);
+    if (endpoint === undefined || requestTimeoutMs === undefined) {
+        throw new Error("the resolved configuration lacks serviceManagementCustomEndpoint or a valid requestTimeout, which have defaults");
+    }
+    return {
+        endpoint,
+        credentials: credentialsFor(config),
+        requestTimeoutMs,
+        userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
+        log,
+    };
 }
 
 interface Answer {

@@ -1,43 +1,12 @@
-// The IAM policy shape of the API, and its canonical form: the one way this package turns a policy into
-// `policyData`, so semantically equal policies always give byte-equal strings.
+// A policy's canonical form: the one way this package turns a policy into `policyData`, so semantically equal
+// policies always give byte-equal strings; and policyData's parsing. The policy's shape is model.ts's.
 
-import { memberKey, memberProblem, roleProblem } from "./names";
+import { checkProperties } from "../check";
+import { Value } from "../properties";
+import { AuditConfig, Binding, CanonicalPolicy, Condition, Policy, policyDataProperties } from "./model";
+import { memberKey } from "./names";
 
-export interface Condition {
-    expression: string;
-    title: string;
-    description?: string;
-}
-
-export interface Binding {
-    role: string;
-    members: string[];
-    condition?: Condition;
-}
-
-export interface AuditLogConfig {
-    logType: string;
-    exemptedMembers?: string[];
-}
-
-export interface AuditConfig {
-    service: string;
-    auditLogConfigs: AuditLogConfig[];
-}
-
-/** A policy as the API sends and takes it. */
-export interface Policy {
-    version?: number;
-    etag?: string;
-    bindings?: Binding[];
-    auditConfigs?: AuditConfig[];
-}
-
-/** The canonical policy: no etag or version, merged, sorted, deduplicated, empty parts dropped. */
-export interface CanonicalPolicy {
-    auditConfigs?: AuditConfig[];
-    bindings?: Binding[];
-}
+export type { AuditConfig, AuditLogConfig, Binding, CanonicalPolicy, Condition, Policy } from "./model";
 
 const sortedUnique = (values: readonly string[]): string[] => [...new Set(values)].sort(compare);
 
@@ -48,11 +17,8 @@ function compare(a: string, b: string): number {
 /** A condition with its keys in canonical order and an empty description dropped. (The API's output-only
  * `location` is not part of a condition's meaning, so it is dropped too.) */
 export function canonicalCondition(c: Condition): Condition {
-    const out: Condition = {} as Condition;
-    if (c.description) out.description = c.description;
-    out.expression = c.expression;
-    out.title = c.title;
-    return out;
+    const { expression, title } = c;
+    return c.description ? { description: c.description, expression, title } : { expression, title };
 }
 
 function conditionKey(c: Condition | undefined): string {
@@ -81,11 +47,7 @@ export function canonicalBindings(bindings: readonly Binding[] | undefined): Bin
         const members = sortedUnique(b.members);
         if (members.length === 0) continue;
         // Keys in canonical (alphabetical) order: condition, members, role.
-        const binding = {} as Binding;
-        if (b.condition) binding.condition = canonicalCondition(b.condition);
-        binding.members = members;
-        binding.role = b.role;
-        out.push(binding);
+        out.push({ ...(b.condition ? { condition: canonicalCondition(b.condition) } : {}), members, role: b.role });
     }
     return out.sort(compareBindings);
 }
@@ -156,101 +118,36 @@ export function hasConditions(policy: Policy): boolean {
     return (policy.bindings ?? []).some((b) => b.condition !== undefined);
 }
 
-// Checking a policy given as data (policyData, getIAMPolicy's inputs): the shape, roles, members and
-// conditions, with every problem named by its path.
+// Checking a policy given as data (policyData): the parsed JSON is checked against the policy's declared
+// shape (model.ts), with every problem named by its path.
 
-
-const LOG_TYPES = ["ADMIN_READ", "DATA_WRITE", "DATA_READ"];
 const MAX_POLICY_DATA = 1024 * 1024;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-    return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function unknownKeys(v: Record<string, unknown>, allowed: string[], where: string): string | undefined {
-    const extra = Object.keys(v).find((k) => !allowed.includes(k));
-    return extra === undefined ? undefined
-        : `${where} has an unknown field ${JSON.stringify(extra)} (allowed: ${allowed.join(", ")})`;
-}
-
-/** The problems of one binding (role, members, condition), or undefined. */
-export function bindingProblem(b: unknown, where: string): string | undefined {
-    if (!isRecord(b)) return `${where} must be an object with role and members`;
-    const extra = unknownKeys(b, ["role", "members", "condition"], where);
-    if (extra) return extra;
-    if (typeof b.role !== "string") return `${where}.role must be a string`;
-    const role = roleProblem(b.role);
-    if (role) return `${where}.role: ${role}`;
-    if (!Array.isArray(b.members) || b.members.length === 0) return `${where}.members must be a non-empty list of members`;
-    for (const [i, m] of b.members.entries()) {
-        if (typeof m !== "string") return `${where}.members[${i}] must be a string`;
-        const problem = memberProblem(m);
-        if (problem) return `${where}.members[${i}]: ${problem}`;
-    }
-    return b.condition === undefined || b.condition === null ? undefined : conditionProblem(b.condition, `${where}.condition`);
-}
-
-/** A condition needs a CEL expression and a title (IAM refuses it otherwise). */
-export function conditionProblem(c: unknown, where: string): string | undefined {
-    if (!isRecord(c)) return `${where} must be an object with expression and title`;
-    const extra = unknownKeys(c, ["expression", "title", "description", "location"], where);
-    if (extra) return extra;
-    if (typeof c.expression !== "string" || c.expression.trim() === "") return `${where}.expression is required (a CEL expression)`;
-    if (typeof c.title !== "string" || c.title.trim() === "") return `${where}.title is required`;
-    if (c.description !== undefined && typeof c.description !== "string") return `${where}.description must be a string`;
-    return undefined;
-}
-
-function auditConfigProblem(a: unknown, where: string): string | undefined {
-    if (!isRecord(a)) return `${where} must be an object with service and auditLogConfigs`;
-    const extra = unknownKeys(a, ["service", "auditLogConfigs"], where);
-    if (extra) return extra;
-    if (typeof a.service !== "string" || a.service === "") return `${where}.service is required`;
-    if (!Array.isArray(a.auditLogConfigs)) return `${where}.auditLogConfigs must be a list`;
-    for (const [i, l] of a.auditLogConfigs.entries()) {
-        const at = `${where}.auditLogConfigs[${i}]`;
-        if (!isRecord(l)) return `${at} must be an object with logType`;
-        const more = unknownKeys(l, ["logType", "exemptedMembers"], at);
-        if (more) return more;
-        if (typeof l.logType !== "string" || !LOG_TYPES.includes(l.logType)) return `${at}.logType must be one of ${LOG_TYPES.join(", ")}`;
-        if (l.exemptedMembers !== undefined) {
-            if (!Array.isArray(l.exemptedMembers)) return `${at}.exemptedMembers must be a list`;
-            const bad = l.exemptedMembers.find((m) => typeof m !== "string" || memberProblem(m));
-            if (bad !== undefined) return `${at}.exemptedMembers: ${typeof bad === "string" ? memberProblem(bad) : "members are strings"}`;
-        }
-    }
-    return undefined;
-}
-
-/** Checks a parsed policy's shape; returns the first problem, or undefined. */
-export function policyProblem(p: unknown): string | undefined {
-    if (!isRecord(p)) return "the policy must be a JSON object with `bindings` (and optionally `auditConfigs`)";
-    const extra = unknownKeys(p, ["bindings", "auditConfigs", "etag", "version"], "the policy");
-    if (extra) return extra;
-    if (p.bindings !== undefined && !Array.isArray(p.bindings)) return "bindings must be a list";
-    for (const [i, b] of ((p.bindings as unknown[] | undefined) ?? []).entries()) {
-        const problem = bindingProblem(b, `bindings[${i}]`);
-        if (problem) return problem;
-    }
-    if (p.auditConfigs !== undefined && !Array.isArray(p.auditConfigs)) return "auditConfigs must be a list";
-    for (const [i, a] of ((p.auditConfigs as unknown[] | undefined) ?? []).entries()) {
-        const problem = auditConfigProblem(a, `auditConfigs[${i}]`);
-        if (problem) return problem;
-    }
-    return undefined;
+/** JSON as the protocol's property values hold it: a null member of an object is an absent one. */
+function parseJson(text: string): Value | undefined {
+    return JSON.parse(text, function (this: unknown, _key: string, value: Value) {
+        return value === null && !Array.isArray(this) ? undefined : value;
+    }) as Value | undefined;
 }
 
 /** Parses policyData; the problem is written for a person (the text itself is not repeated). */
 export function parsePolicyData(text: string): { policy: Policy } | { problem: string } {
     if (text.length > MAX_POLICY_DATA) return { problem: `policyData is ${text.length} bytes; at most ${MAX_POLICY_DATA} are accepted` };
-    let parsed: unknown;
+    let parsed: Value | undefined;
     try {
-        parsed = JSON.parse(text);
+        parsed = parseJson(text);
     } catch (e) {
         return { problem: `policyData is not JSON (${e instanceof RangeError ? "nested too deeply" : (e as Error).message}); use the policyData of cloud.organizations.getIAMPolicy` };
     }
-    const problem = policyProblem(parsed);
-    return problem ? { problem: `policyData: ${problem}` } : { policy: parsed as Policy };
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+        return { problem: "policyData: the policy must be a JSON object with `bindings` (and optionally `auditConfigs`)" };
+    }
+    const checked = checkProperties(policyDataProperties, parsed);
+    // In a JSON text the engine's unknown-value marker is only a string, and no valid one.
+    const problems = [...checked.failures.map((f) => f.reason), ...checked.unknowns.map((p) => `\`${p}\` is the engine's unknown-value marker, not a value`)];
+    if (problems.length === 0) return { policy: checked.values };
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? "s" : ""})` : "";
+    return { problem: `policyData: ${problems[0]}${more}` };
 }
 
 /** The form property checks take. */

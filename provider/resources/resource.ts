@@ -1,9 +1,10 @@
 // A provider resource: token, description, declared inputs and outputs, and its lifecycle, in one value.
 // Check, Diff, preview and secret handling are generic (lifecycle.ts); a definition says only what is
-// particular to it. Handlers get the value types V (inputs) and R (outputs): lifecycle.ts only calls them
-// with inputs that passed checking against `inputs`.
+// particular to it. Handlers get the value types the declarations describe (Values<I> for the inputs,
+// Values<O> for the outputs), as a function's handler does: lifecycle.ts only calls them with inputs that
+// passed checking against `inputs`.
 
-import { Properties } from "../define";
+import { Properties, Values } from "../define";
 import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
 
@@ -17,36 +18,36 @@ export interface ReadResult<V, R> {
     outputs: R;
 }
 
-export interface ResourceDefinition<V = Record_, R = Record_> {
+export interface ResourceDefinition<I extends Properties = Properties, O extends Properties = Properties> {
     readonly token: string;
     readonly description: string;
     /** Rendered into the description's `## Example Usage`, in every language (examples.ts). */
     readonly examples: readonly Example[];
     /** The description's `## Import`: what the ID is made of, and one example ID per accepted form. */
     readonly importDoc: { readonly text: string; readonly ids: readonly string[] };
-    readonly inputs: Properties;
+    readonly inputs: I;
     /** Outputs beyond the inputs (the state holds both). */
-    readonly outputs: Properties;
+    readonly outputs: O;
     /**
      * What of its parent's policy the resource owns, and which parent: a Policy resource owns all of it, so it
      * fights any Binding or Member on the same parent (the plugin warns).
      */
-    owns(inputs: V): { parent: string; scope: "policy" | "grant" };
+    owns(inputs: Values<I>): { parent: string; scope: "policy" | "grant" };
     /** Replace by deleting first: two resources with the same identity must never coexist (it would drop a grant). */
     readonly deleteBeforeReplace: boolean;
     /** The ID of the resource the inputs describe (Terraform's form). */
-    id(inputs: V): string;
+    id(inputs: Values<I>): string;
     /** The inputs an import ID names (possibly partly, e.g. a condition by its title), or the rule it broke. */
-    parseId(id: string): V | string;
+    parseId(id: string): Values<I> | string;
     /** Per-property values that compare equal exactly when the meaning is equal (for Diff). */
-    canonical(inputs: V): Record_;
-    create(inputs: V, ctx: ResourceContext): Promise<R>;
+    canonical(inputs: Values<I>): Record_;
+    create(inputs: Values<I>, ctx: ResourceContext): Promise<Values<O>>;
     /** The resource as it is now, or undefined when it is gone. */
-    read(inputs: V, ctx: ResourceContext): Promise<ReadResult<V, R> | undefined>;
-    update(olds: V, news: V, ctx: ResourceContext): Promise<R>;
-    delete(inputs: V, ctx: ResourceContext): Promise<void>;
+    read(inputs: Values<I>, ctx: ResourceContext): Promise<ReadResult<Values<I>, Values<O>> | undefined>;
+    update(olds: Values<I>, news: Values<I>, ctx: ResourceContext): Promise<Values<O>>;
+    delete(inputs: Values<I>, ctx: ResourceContext): Promise<void>;
 }
 
-export function defineResource<V, R>(definition: ResourceDefinition<V, R>): ResourceDefinition<V, R> {
+export function defineResource<I extends Properties, O extends Properties>(definition: ResourceDefinition<I, O>): ResourceDefinition<I, O> {
     return definition;
 }

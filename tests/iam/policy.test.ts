@@ -1,8 +1,9 @@
-// The canonical form: property tests over random policies (fast-check), plus the exact bytes.
+// The canonical form: property tests over random policies (fast-check), plus the exact bytes; and policyData
+// checked against the declared policy shape.
 
 import { expect } from "chai";
 import fc from "fast-check";
-import { Binding, canonicalPolicy, Policy, policyData } from "../../provider/iam/policy";
+import { Binding, canonicalPolicy, parsePolicyData, Policy, policyData } from "../../provider/iam/policy";
 
 const member = fc.constantFrom("user:a@example.com", "user:b@example.com", "group:g@example.com",
     "serviceAccount:s@p.iam.gserviceaccount.com", "allUsers", "domain:example.com");
@@ -74,5 +75,46 @@ describe("canonical policy form", () => {
             '"bindings":[{"members":["user:c@example.com"],"role":"roles/a"},' +
             '{"condition":{"expression":"e","title":"t"},"members":["user:a@example.com","user:b@example.com"],"role":"roles/a"}]}');
         expect(policyData({ etag: "ACAB", version: 1 })).to.equal("{}");
+    });
+});
+
+describe("policyData checking", () => {
+    const problem = (data: unknown) => {
+        const r = parsePolicyData(typeof data === "string" ? data : JSON.stringify(data));
+        return "problem" in r ? r.problem : undefined;
+    };
+    const grant = { role: "roles/viewer", members: ["user:a@example.com"] };
+
+    it("accepts a lookup's policy fed back in, etag and version included, and gives the policy typed", () => {
+        const policy: Policy = {
+            etag: "BwXyz", version: 3,
+            bindings: [{ ...grant, condition: { expression: "true", title: "t", description: "d" } }],
+            auditConfigs: [{ service: "allServices", auditLogConfigs: [{ logType: "DATA_READ", exemptedMembers: ["user:b@example.com"] }] }],
+        };
+        expect(parsePolicyData(JSON.stringify(policy))).to.deep.equal({ policy });
+        expect(problem(policyData(policy))).to.equal(undefined);
+        expect(problem("{}")).to.equal(undefined);
+        // A null field is an absent one, as in the protocol's property values.
+        expect(parsePolicyData('{"bindings":[{"role":"roles/viewer","members":["user:a@example.com"],"condition":null}],"etag":null}'))
+            .to.deep.equal({ policy: { bindings: [grant] } });
+    });
+
+    it("names each problem by its path and the rule it broke, counting the others", () => {
+        const cases: [unknown, RegExp][] = [
+            [{ bindings: [grant, { role: "viewer", members: ["user:a@example.com"] }] }, /^policyData: `bindings\[1\]\.role`: .*not a valid role/],
+            [{ bindings: [{ role: "roles/viewer", members: [] }] }, /^policyData: `bindings\[0\]\.members`: give at least one member$/],
+            [{ bindings: [{ role: "roles/viewer", members: "user:a@example.com" }] }, /`bindings\[0\]\.members` must be a list of strings, but a string was given/],
+            [{ bindings: [{ ...grant, condition: { expression: "true", title: "t", location: "x" } }] }, /`bindings\[0\]\.condition\.location` is not a known property/],
+            [{ bindings: [{ ...grant, condition: { expression: " ", title: "t" } }] }, /`bindings\[0\]\.condition\.expression`: give a CEL expression/],
+            [{ auditConfigs: [{ service: "", auditLogConfigs: [] }] }, /`auditConfigs\[0\]\.service`: give a service name/],
+            [{ auditConfigs: [{ service: "allServices", auditLogConfigs: [{ logType: "ALL" }] }] }, /`auditConfigs\[0\]\.auditLogConfigs\[0\]\.logType`: "ALL" is not ADMIN_READ, DATA_WRITE or DATA_READ/],
+            [{ auditConfigs: [{ service: "allServices", auditLogConfigs: [{ logType: "DATA_READ", exemptedMembers: ["bob"] }] }] }, /`auditConfigs\[0\]\.auditLogConfigs\[0\]\.exemptedMembers`: .*not a valid member/],
+            [{ auditConfigs: [{ service: "allServices" }] }, /`auditConfigs\[0\]\.auditLogConfigs` is required/],
+            [{ version: "3" }, /`version` must be an integer, but a string was given/],
+            [{ bindings: [{ role: "04da6b54-80e4-46f7-96ec-b56ff0331ba9", members: ["user:a@example.com"] }] }, /`bindings\[0\]\.role` is the engine's unknown-value marker/],
+            [{ bindings: [{ role: "viewer", members: ["a"] }], bogus: 1 }, /^policyData: `bogus` is not a known property.* \(and 2 more problems\)$/],
+            ["null", /must be a JSON object/],
+        ];
+        for (const [data, rule] of cases) expect(problem(data), JSON.stringify(data)).to.match(rule);
     });
 });

@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
 import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/config";
+import { fetcherOptions } from "../../provider/iam/fetcher";
 import { SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE } from "../../provider/properties";
 
 describe("provider configuration", () => {
@@ -44,6 +45,20 @@ describe("provider configuration", () => {
         expect(config!.values.requestTimeout).to.equal("120s");
         expect(config!.values.scopes).to.deep.equal(["https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/userinfo.email"]);
         expect(resolveConfig({ project: "explicit" }, { GOOGLE_PROJECT: "env" }).config!.values.project).to.equal("explicit");
+    });
+
+    it("derives the fetcher's settings from the resolved configuration", () => {
+        const resolved = (input: Record<string, string | boolean>) => {
+            const { config, failures } = resolveConfig(input, {});
+            expect(failures).to.deep.equal([]);
+            return fetcherOptions(config!);
+        };
+        const defaults = resolved({ accessToken: "ya29.x" });
+        expect(defaults).to.deep.include({ endpoint: "https://servicemanagement.googleapis.com/v1/", requestTimeoutMs: 120_000, userProject: undefined });
+        expect(defaults.credentials.source).to.contain("access token");
+        const set = resolved({ accessToken: "ya29.x", requestTimeout: "1m30s", serviceManagementCustomEndpoint: "http://127.0.0.1:9/v1/", billingProject: "billed-1" });
+        expect(set).to.deep.include({ endpoint: "http://127.0.0.1:9/v1/", requestTimeoutMs: 90_000, userProject: undefined });
+        expect(resolved({ accessToken: "ya29.x", billingProject: "billed-1", userProjectOverride: true }).userProject).to.equal("billed-1");
     });
 
     it("names the key, the rule and the environment variable that broke it", () => {

@@ -41,8 +41,8 @@ describe("policy resources", function () {
                 stack.emu.resetRequests();
                 for (const [bad, rule] of [["not json", /not JSON/], ['{"bindings":[{"role":"viewer","members":["user:a@example.com"]}]}', /not a valid role/],
                     ['{"bindings":[{"role":"roles/viewer","members":["deleted:user:x@example.com?uid=1"]}]}', /deleted principal/],
-                    ['{"bindings":[{"role":"roles/viewer","members":["user:a@example.com"],"condition":{"expression":"true"}}]}', /title is required/],
-                    ['{"bindingz":[]}', /unknown field "bindingz"/], ["[]", /JSON object/]] as const) {
+                    ['{"bindings":[{"role":"roles/viewer","members":["user:a@example.com"],"condition":{"expression":"true"}}]}', /`bindings\[0\]\.condition\.title` is required/],
+                    ['{"bindingz":[]}', /`bindingz` is not a known property/], ["[]", /JSON object/]] as const) {
                     const res = await stack.plugin.check(type, { ...parent.inputs, policyData: bad });
                     expect(res.failures.map((f) => f.property), bad).to.deep.equal(["policyData"]);
                     expect(res.failures[0].reason).to.match(rule);
@@ -143,7 +143,7 @@ describe("policy resources", function () {
                     [{ ...base, members: ["deleted:user:a@example.com?uid=123"] }, "members", /deleted principal/],
                     [{ ...base, members: ["a@example.com"] }, "members", /not a valid member/],
                     [{ ...base, condition: { expression: "true" } }, "condition.title", /required/],
-                    [{ ...base, condition: { title: "t", expression: " " } }, "condition", /expression is required/],
+                    [{ ...base, condition: { title: "t", expression: " " } }, "condition.expression", /give a CEL expression; it is empty/],
                 ];
                 for (const [inputs, property, rule] of cases) {
                     const res = await stack.plugin.check(type, inputs);
@@ -225,6 +225,23 @@ describe("policy resources", function () {
     it("refuses bad getIAMPolicy bindings with failures", async () => {
         const res = await stack.plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", { bindings: [{ role: "owner", members: ["deleted:user:x@example.com?uid=1"] }] });
         expect(res.failures.map((f) => f.property).sort()).to.deep.equal(["bindings[0].members", "bindings[0].role"]);
+    });
+
+    it("judges getIAMPolicy's inputs and a Policy's policyData by the same rules, naming the same path", async () => {
+        const grant = { role: "roles/viewer", members: ["user:a@example.com"] };
+        const bad: PropertyMap[] = [
+            { bindings: [{ ...grant, condition: { expression: "true", title: " " } }] },
+            { bindings: [{ ...grant, condition: { expression: "true", title: "t", location: "x" } }] },
+            { auditConfigs: [{ service: "", auditLogConfigs: [{ logType: "DATA_READ" }] }] },
+            { auditConfigs: [{ service: "allServices", auditLogConfigs: [{ logType: "DATA_READS" }] }] },
+        ];
+        for (const args of bad) {
+            const fn = await stack.plugin.invoke("cloud:organizations/getIAMPolicy:getIAMPolicy", args);
+            expect(fn.failures, JSON.stringify(args)).to.have.length(1);
+            const res = await stack.plugin.check("cloud:endpoints/serviceIamPolicy:ServiceIamPolicy", { serviceName: SERVICE, policyData: JSON.stringify(args) });
+            expect(res.failures.map((f) => f.property)).to.deep.equal(["policyData"]);
+            expect(res.failures[0].reason).to.contain(`policyData: ${fn.failures[0].reason}`);
+        }
     });
 
     it("confirms a write through IAM's propagation delay (reads lag the write by 700 ms)", async () => {
