@@ -124,6 +124,7 @@ export class EmulatorServer implements Emulator {
     private tokens!: TokenAuthority;
     private faultRate = 0;
     private faultKinds: FaultKind[] = [...FAULT_KINDS];
+    private slowAnswers?: { verb: string; count: number; delayMs: number };
     private latencyMs = 0;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
@@ -199,6 +200,13 @@ export class EmulatorServer implements Emulator {
         const kinds = faults.kinds ?? this.faultKinds;
         if (kinds.length === 0 || !kinds.every((k) => FAULT_KINDS.includes(k))) {
             throw new RangeError(`fault kinds must be some of 429, 503, reset, got ${JSON.stringify(kinds)}`);
+        }
+        if (faults.slowAnswers !== undefined) {
+            const { verb, count, delayMs } = faults.slowAnswers;
+            if (!VERBS.has(verb) || !(Number.isInteger(count) && count >= 0) || !(delayMs >= 0 && Number.isFinite(delayMs))) {
+                throw new RangeError(`slow answers need a verb of ${[...VERBS].join(", ")}, a count ≥ 0 and a delay ≥ 0 ms`);
+            }
+            this.slowAnswers = { verb, count, delayMs };
         }
         this.faultKinds = [...kinds];
         this.faultRate = rate;
@@ -376,6 +384,20 @@ export class EmulatorServer implements Emulator {
 
     private send(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
         if (ctx.record) ctx.record.status = status;
+        const slow = this.slowAnswers;
+        if (slow && slow.count > 0 && ctx.path.endsWith(`:${slow.verb}`)) {
+            slow.count--;
+            const timer = setTimeout(() => {
+                this.timers.delete(timer);
+                this.answer(ctx, status, body, headers);
+            }, slow.delayMs);
+            this.timers.add(timer);
+            return;
+        }
+        this.answer(ctx, status, body, headers);
+    }
+
+    private answer(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
         if (ctx.res.destroyed) return;
         ctx.res.writeHead(status, { ...headers, "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(body) });
         ctx.res.end(body);

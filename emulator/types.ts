@@ -94,6 +94,11 @@ export interface FaultSettings {
     minLatencyMs?: number;
     /** Which faults to inject, chosen at random among them (default: all three). */
     kinds?: FaultKind[];
+    /**
+     * The next `count` answers to `verb` requests (e.g. getIamPolicy) are held `delayMs` after the request was
+     * processed: a slow answer still on its way, showing the policy as it was when it was read.
+     */
+    slowAnswers?: { verb: string; count: number; delayMs: number };
 }
 
 export const FAULT_KINDS = ["429", "503", "reset"] as const;

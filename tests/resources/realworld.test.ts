@@ -4,7 +4,10 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
+import * as fs from "fs";
 import * as net from "net";
+import * as os from "os";
+import * as path from "path";
 import { policyData } from "../../provider/iam/policy";
 import { isSecret, UNKNOWN_VALUE, type Value } from "../../provider/properties";
 import { startEngine } from "../support/engine";
@@ -160,6 +163,37 @@ describe("real-world policies and faults", function () {
             expect(outcome, "so the create reports success").to.equal("ok");
         } finally {
             stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        }
+    });
+
+    it("a lookup issued after a write never joins a read that began before it", async () => {
+        const m = "user:fresh-read@example.com";
+        // The first read is processed now and answered late: what it shows predates the write below.
+        stack.emu.setFaults({ slowAnswers: { verb: "getIamPolicy", count: 1, delayMs: 1500 } });
+        try {
+            const early = stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+            await new Promise((r) => setTimeout(r, 100));
+            await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: m });
+            const late = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+            expect(late.return!.policyData, "the lookup after the write").to.contain(m);
+            expect((await early).return!.policyData, "the lookup before it, honestly old").to.not.contain(m);
+        } finally {
+            stack.emu.setFaults({ slowAnswers: { verb: "getIamPolicy", count: 0, delayMs: 0 } });
+        }
+    });
+
+    it("exits 1 and says why on an unexpected exception, rather than serve on", async () => {
+        // A failure no input is known to reach, injected into the real plugin process from outside.
+        const script = path.join(os.tmpdir(), `cloud-crash-${process.pid}.js`);
+        fs.writeFileSync(script, 'setTimeout(() => { throw new Error("injected failure for the crash test"); }, 1000);\n');
+        try {
+            const plugin = await Plugin.start({ env: { NODE_OPTIONS: `--require ${script}` } });
+            const code = await Promise.race([plugin.exited, new Promise((r) => setTimeout(() => r("still serving"), 6000))]);
+            if (code === "still serving") await plugin.stop();
+            expect(code).to.equal(1);
+            expect(plugin.stderr).to.contain("unexpected error").and.contain("injected failure for the crash test");
+        } finally {
+            fs.rmSync(script, { force: true });
         }
     });
 
