@@ -52,6 +52,11 @@ interface Queue {
  * the next changes a few milliseconds apart: without this the first of them would run alone.
  */
 const GATHER_MS = 40;
+/**
+ * After a cycle released k callers, the engine (whose parallelism they held) sends about k new changes: a cycle
+ * waits up to this long for that many before it starts, so batches fill to the engine's parallelism.
+ */
+const REFILL_MS = 150;
 
 const queues = new WeakMap<IamFetcher, Map<string, Queue>>();
 
@@ -94,10 +99,15 @@ export function modifyPolicy(
 async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<string, Queue>, name: string): Promise<void> {
     q.running = true;
     try {
-        while (q.waiting.length) {
+        // After a cycle the queue stays open for the changes its answers let the engine send: they find the
+        // previous cycle's confirming read still usable.
+        for (let released = 0; ;) {
             await sleep(GATHER_MS);
+            for (let waited = GATHER_MS; q.waiting.length < released && waited < REFILL_MS; waited += 10) await sleep(10);
+            if (q.waiting.length === 0) break;
             const batch = q.waiting.splice(0);
-            if (batch.length) await runBatch(iam, parent, batch, q);
+            released = batch.length;
+            await runBatch(iam, parent, batch, q);
         }
     } finally {
         q.running = false;
