@@ -33,12 +33,12 @@ function typeName(t: TypeSpec): string {
     }
 }
 
-/** Checks one value against a type; pushes failures, returns whether it matched. */
 /** Where a check stands: what it found so far, and whether each property's own rule applies. */
 interface Run extends Checked<Properties> {
     rules: boolean;
 }
 
+/** Checks one value against a type; pushes failures, returns whether it matched. */
 function checkType(t: TypeSpec, v: Value, path: string, out: Run): boolean {
     if (v === UNKNOWN_VALUE) {
         out.unknowns.push(path);
@@ -132,8 +132,7 @@ export function concealSecrets(failures: Failure[], input: PropertyMap, secrets:
                         // not JSON: the text itself is all there is
                     }
                 }
-            }
-            else if (Array.isArray(v)) v.forEach(collect);
+            } else if (Array.isArray(v)) v.forEach(collect);
             else if (typeof v === "object" && v !== null) Object.values(v).forEach(collect);
         };
         collect(input[root] ?? null);

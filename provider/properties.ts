@@ -49,3 +49,17 @@ export function unwrap(v: Value): Unwrapped {
     const value = walk(v);
     return { value, ...found };
 }
+
+/** A property map's plain values, and the names of the entries that arrived secret or unknown (top level). */
+export function unwrapMap(map: PropertyMap): { values: PropertyMap; secrets: Set<string>; unknowns: Set<string> } {
+    const values: PropertyMap = {};
+    const secrets = new Set<string>();
+    const unknowns = new Set<string>();
+    for (const [k, v] of Object.entries(map)) {
+        const u = unwrap(v);
+        values[k] = u.value;
+        if (u.secret) secrets.add(k);
+        if (u.unknown) unknowns.add(k);
+    }
+    return { values, secrets, unknowns };
+}

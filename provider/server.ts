@@ -18,7 +18,7 @@ import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
 import { fetcherOptions, IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
-import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, Value } from "./properties";
+import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import * as lifecycle from "./resources/lifecycle";
 import { PolicyOwners } from "./resources/owners";
@@ -206,13 +206,7 @@ export class Provider {
     async invoke(req: pb.InvokeRequest): Promise<pb.InvokeResponse> {
         const fn = functionsByToken.get(req.getTok());
         if (!fn) throw unknownFunction(req.getTok());
-        const args: PropertyMap = {};
-        const secrets = new Set<string>();
-        for (const [k, v] of Object.entries(toMap(req.getArgs()))) {
-            const u = unwrap(v);
-            args[k] = u.value;
-            if (u.secret) secrets.add(k);
-        }
+        const { values: args, secrets } = unwrapMap(toMap(req.getArgs()));
         const secret = secrets.size > 0;
         const checked = checkProperties(fn.inputs, args);
         const res = new pb.InvokeResponse();
@@ -265,10 +259,9 @@ export class Provider {
 
     check(req: pb.CheckRequest): pb.CheckResponse {
         const def = this.resource(typeOf(req));
-        const { inputs, failures } = lifecycle.check(def, toMap(req.getNews()));
+        const { inputs, failures, owner } = lifecycle.check(def, toMap(req.getNews()));
         // Check sees every resource of the program on every preview and update: where a Policy resource and a
         // Binding or Member share a parent, say so (once per pair).
-        const owner = failures.length ? undefined : lifecycle.owner(def, inputs);
         const warning = owner && this.owners.note(req.getUrn(), owner.parent, owner.scope);
         if (warning) this.log.warn(warning);
         return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));

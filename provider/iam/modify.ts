@@ -6,15 +6,13 @@
 // splitting the batch, and fails alone. The result is that of running the changes one after another.
 
 import { Code, IamError } from "./errors";
-import { bounded, IamFetcher } from "./fetcher";
+import { IamFetcher } from "./fetcher";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 
 export interface ModifyResult {
     /** The policy as written (or as read, when nothing needed changing). */
     policy: Policy;
-    /** Writes refused with 409 before one went through. */
-    conflicts: number;
 }
 
 export interface ModifyOptions {
@@ -22,9 +20,11 @@ export interface ModifyOptions {
     confirm?: (policy: Policy) => boolean;
     /** Update mask of the write. */
     updateMask?: string;
-    initialBackoffMs?: number;
-    maxBackoffMs?: number;
 }
+
+/** Backoff after a 409: 1 s doubling, capped, as Terraform's IAM writers do. */
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 16_000;
 
 /** One caller's change, waiting for (or in) a cycle. */
 interface Pending {
@@ -80,16 +80,19 @@ export function modifyPolicy(
     if (!queue) byParent.set(name, (queue = { waiting: [], running: false }));
     const q = queue;
     const deadline = Date.now() + iam.requestTimeoutMs;
-    const result = new Promise<ModifyResult>((resolve, reject) => q.waiting.push({ change, opts, deadline, resolve, reject }));
-    // Waiting in the queue counts against the caller's deadline, like any other part of the operation.
-    const entry = q.waiting[q.waiting.length - 1];
-    const expiry = setTimeout(() => {
-        const at = q.waiting.indexOf(entry);
-        if (at < 0) return;
-        q.waiting.splice(at, 1);
-        entry.reject(new IamError(`the policy of ${name} stayed busy with other changes in this deployment for the whole ` +
-            "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED));
-    }, Math.max(0, deadline - Date.now()));
+    let expiry: NodeJS.Timeout | undefined;
+    const result = new Promise<ModifyResult>((resolve, reject) => {
+        const entry: Pending = { change, opts, deadline, resolve, reject };
+        q.waiting.push(entry);
+        // Waiting in the queue counts against the caller's deadline, like any other part of the operation.
+        expiry = setTimeout(() => {
+            const at = q.waiting.indexOf(entry);
+            if (at < 0) return;
+            q.waiting.splice(at, 1);
+            reject(new IamError(`the policy of ${name} stayed busy with other changes in this deployment for the whole ` +
+                "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED));
+        }, Math.max(0, deadline - Date.now()));
+    });
     void result.finally(() => clearTimeout(expiry)).catch(() => undefined);
     if (!q.running) void drain(iam, parent, q, byParent, name);
     return result;
@@ -149,8 +152,7 @@ type Outcome = ModifyResult | { error: unknown };
 async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue): Promise<Outcome[]> {
     const name = parentName(parent);
     const deadline = Math.min(...batch.map((p) => p.deadline));
-    let backoff = Math.min(...batch.map((p) => p.opts.initialBackoffMs ?? 1000));
-    const maxBackoff = Math.min(...batch.map((p) => p.opts.maxBackoffMs ?? 16_000));
+    let backoff = FIRST_BACKOFF_MS;
     for (let conflicts = 0; ; conflicts++) {
         // The previous cycle's confirming read, on the first attempt; a fresh read after a conflict.
         const reuse = conflicts === 0 ? q.lastRead : undefined;
@@ -172,7 +174,7 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
                 failed.set(p, e);
             }
         }
-        const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy, conflicts });
+        const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy });
         if (!changed) {
             q.lastRead = current;
             return batch.map((p) => outcome(p, current));
@@ -189,7 +191,7 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
             if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
         }
         const wait = backoff / 2 + Math.random() * (backoff / 2);
-        backoff = Math.min(backoff * 2, maxBackoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         if (Date.now() + wait >= deadline) {
             throw new IamError(`too many concurrent changes to the policy of ${name}: ${conflicts + 1} writes were ` +
                 "refused with 409 ABORTED within the request timeout; retry, or raise cloud:requestTimeout",
@@ -218,6 +220,6 @@ async function confirm(iam: IamFetcher, parent: Parent, shows: (p: Policy) => bo
             throw new IamError(`the policy of ${parentName(parent)} was written, but ${read} re-reads do not show the ` +
                 "change; another writer may have replaced it", undefined, Code.ABORTED);
         }
-        await bounded(sleep(500), deadline, undefined, () => new IamError("deadline", undefined, Code.DEADLINE_EXCEEDED));
+        await sleep(500); // within the deadline: checked just above
     }
 }

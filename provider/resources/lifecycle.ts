@@ -3,22 +3,8 @@
 // only its own behaviour (resource.ts).
 
 import { checkProperties, concealSecrets, Failure, InputError } from "../check";
-import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap } from "../properties";
+import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
 import { ResourceContext, ResourceDefinition } from "./resource";
-
-/** Plain inputs, and the names of those that arrived as secrets (their outputs stay secret). */
-function plain(map: PropertyMap): { values: PropertyMap; secrets: Set<string>; unknowns: Set<string> } {
-    const values: PropertyMap = {};
-    const secrets = new Set<string>();
-    const unknowns = new Set<string>();
-    for (const [k, v] of Object.entries(map)) {
-        const u = unwrap(v);
-        values[k] = u.value;
-        if (u.secret) secrets.add(k);
-        if (u.unknown) unknowns.add(k);
-    }
-    return { values, secrets, unknowns };
-}
 
 function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
     const out: PropertyMap = {};
@@ -54,16 +40,16 @@ function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): Prop
     return all;
 }
 
-export function check(def: ResourceDefinition, news: PropertyMap): { inputs: PropertyMap; failures: Failure[] } {
-    const { values, secrets } = plain(news);
+/**
+ * Check: the failures of the inputs (secret values concealed), and, once the inputs are all known and valid,
+ * which parent the resource manages and how.
+ */
+export function check(def: ResourceDefinition, news: PropertyMap):
+    { inputs: PropertyMap; failures: Failure[]; owner?: { parent: string; scope: "policy" | "grant" } } {
+    const { values, secrets, unknowns } = plain(news);
     const { failures } = checkProperties(def.inputs, values);
-    return { inputs: news, failures: concealSecrets(failures, values, secrets) };
-}
-
-/** Which parent the resource manages and how, once its inputs are known; undefined while they are not. */
-export function owner(def: ResourceDefinition, news: PropertyMap): { parent: string; scope: "policy" | "grant" } | undefined {
-    const { values, unknowns } = plain(news);
-    return unknowns.size ? undefined : def.owns(declaredInputs(def, values));
+    if (failures.length) return { inputs: news, failures: concealSecrets(failures, values, secrets) };
+    return { inputs: news, failures, owner: unknowns.size ? undefined : def.owns(declaredInputs(def, values)) };
 }
 
 export interface DiffResult {
