@@ -4,7 +4,7 @@
 
 import { createHash } from "crypto";
 import { expressionProblem } from "./cel";
-import { decodeBase64, type Message, type Value } from "./protojson";
+import { decodeBase64, isMessage, type Message, type Value } from "./protojson";
 import {
     BASIC_ROLES, deletedForm, isDeletable, isGroupLike, isMember, LIMITS, LOG_TYPES, PUBLIC_PRINCIPALS, roleProblem,
     storedMember,
@@ -57,9 +57,7 @@ function list(m: Message, f: string): Value[] {
 }
 const strings = (m: Message, f: string): string[] => list(m, f).filter((v): v is string => typeof v === "string");
 const messages = (m: Message, f: string): Message[] => list(m, f).filter(isMessage);
-function isMessage(v: Value | undefined): v is Message {
-    return typeof v === "object" && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
-}
+
 
 function checkMember(member: string, where: string, accounts: Accounts): string {
     if (!isMember(member)) {

@@ -56,8 +56,13 @@ function isMessageName(name: string): name is MessageName {
 const snake = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
     return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A parsed sub-message (not a scalar, list or byte buffer). */
+export function isMessage(v: Value | undefined): v is Message {
+    return isObject(v) && !Buffer.isBuffer(v);
 }
 
 /** Where a value sits, as Google's errors say it: `policy.bindings[0].condition`. */

@@ -8,7 +8,7 @@ import {
     applySet, checkPolicy, checkUpdateMask, deletion, etagMatches, PolicyProblem, renameMember, viewPolicy, type Accounts,
     type StoredPolicy,
 } from "./iam";
-import { BadField, parseMessage, type Message, type MessageName, type Value } from "./protojson";
+import { BadField, isMessage, isObject, parseMessage, type Message, type MessageName, type Value } from "./protojson";
 import { isProjectId, isServiceName, PERMISSIONS } from "./rules";
 import { Store } from "./state";
 import { TokenAuthority, type Caller } from "./tokens";
@@ -83,9 +83,6 @@ function permissionDenied(permission: string, resource: string): ApiError {
         [errorInfo("IAM_PERMISSION_DENIED", { permission, resource })]);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-    return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function decodeSegment(s: string): string {
     if (!s.includes("%")) return s;
@@ -412,14 +409,10 @@ export class EmulatorServer implements Emulator {
         this.send(ctx, e.code, body, e.headers);
     }
 
+    /** An unknown path, or a known path with another HTTP verb (Google maps each method to one verb). */
     private notFound(ctx: Ctx): ApiError {
         const shown = ctx.path.length > 200 ? `${ctx.path.slice(0, 200)}…` : ctx.path;
         return new ApiError(404, "NOT_FOUND", `The requested URL ${shown} was not found on this server.`);
-    }
-
-    /** Google maps each method to one HTTP verb; another verb on the path matches no method: 404 NOT_FOUND. */
-    private methodNotAllowed(ctx: Ctx): ApiError {
-        return this.notFound(ctx);
     }
 
     private fault(ctx: Ctx): void {
@@ -454,21 +447,21 @@ export class EmulatorServer implements Emulator {
             if (segs.length === 1 && !verb) {
                 if (method === "POST") return this.createServiceHttp(ctx);
                 if (method === "GET") return this.listServices(ctx);
-                throw this.methodNotAllowed(ctx);
+                throw this.notFound(ctx);
             }
             if (segs.length === 2 && !verb) {
                 if (method === "GET") return this.getService(ctx, segs[1]);
-                throw this.methodNotAllowed(ctx);
+                throw this.notFound(ctx);
             }
             const consumer = segs.length === 4 && segs[2] === "consumers";
             if ((segs.length === 2 || consumer) && verb && IAM_VERBS.has(verb)) {
-                if (method !== "POST") throw this.methodNotAllowed(ctx);
+                if (method !== "POST") throw this.notFound(ctx);
                 return this.iam(ctx, verb, segs[1], consumer ? segs[3] : undefined);
             }
         }
         if (segs.length === 4 && segs[0] === "projects" && segs[1] === "-" && segs[2] === "serviceAccounts" &&
             verb === "generateAccessToken") {
-            if (method !== "POST") throw this.methodNotAllowed(ctx);
+            if (method !== "POST") throw this.notFound(ctx);
             return this.generateAccessToken(ctx, segs[3]);
         }
         throw this.notFound(ctx);
@@ -595,9 +588,7 @@ export class EmulatorServer implements Emulator {
 
         if (verb === "getIamPolicy") {
             const options = parseBody(body, "GetIamPolicyRequest").options;
-            const version = options && !Array.isArray(options) && typeof options === "object" && !Buffer.isBuffer(options)
-                ? options.requestedPolicyVersion ?? 0
-                : 0;
+            const version = isMessage(options) ? options.requestedPolicyVersion ?? 0 : 0;
             if (version !== 0 && version !== 1 && version !== 3) {
                 throw badRequest(`Invalid requestedPolicyVersion ${JSON.stringify(version)}: it must be 0, 1 or 3.`, "options.requested_policy_version");
             }
@@ -608,7 +599,7 @@ export class EmulatorServer implements Emulator {
         // setIamPolicy: checks, then one synchronous read-check-write, so the etag check is exact.
         const request = parseBody(body, "SetIamPolicyRequest");
         const policy = request.policy;
-        if (!policy || typeof policy !== "object" || Array.isArray(policy) || Buffer.isBuffer(policy)) {
+        if (!isMessage(policy)) {
             throw badRequest("Invalid argument: 'policy' is required.", "policy");
         }
         const mask = request.updateMask;
