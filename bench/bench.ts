@@ -15,7 +15,8 @@ import minimist from "minimist";
 import { execFileSync } from "child_process";
 import { spawnEmulator } from "../emulator";
 import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
-import { engineMissing, engineRuns, lookupRun } from "./engine";
+import { toolsMissing } from "../tests/e2e/support";
+import { engineRuns, lookupRun } from "./engine";
 
 const ROOT = path.join(__dirname, "..", "..");
 const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
@@ -332,7 +333,7 @@ async function main(): Promise<void> {
     }
 
     // 7. What users wait for: `pulumi up` / `pulumi destroy` of many Members on one service, real engine.
-    const missing = quick ? "--quick" : engineMissing();
+    const missing = quick ? "--quick" : toolsMissing();
     if (missing) {
         log(`engine figures skipped: ${missing}`);
         rows.push({ figure: "engine: pulumi up / destroy of 100 ServiceIamMembers", value: "skipped", ratio: missing, goal: "" });

@@ -3,7 +3,7 @@
 // at a fixed API latency; with the API calls each one cost.
 
 import { startEmulator } from "../emulator";
-import { compileNodeProgram, inlineStack, PulumiSandbox, toolsMissing } from "../tests/e2e/support";
+import { compileNodeProgram, inlineStack, PulumiSandbox } from "../tests/e2e/support";
 
 const TOKEN = "ya29.bench-engine-token";
 const SERVICE = "engine.endpoints.bench-project.cloud.goog";
@@ -17,9 +17,6 @@ export interface EngineRun {
     destroyMs: number;
     destroyCalls: number;
 }
-
-/** Why the engine figures cannot be measured here, or undefined. */
-export const engineMissing = (): string | undefined => toolsMissing();
 
 function program(name: string, members: number): string {
     const resources = Array.from({ length: members }, (_, i) => [
