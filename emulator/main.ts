@@ -1,15 +1,17 @@
 // CLI: `cloud-emulator [flags]`. Line 1 of stdout is the API base URL and nothing comes before it, so a parent
 // process can read it; every other message goes to stderr.
 
+import * as fs from "fs";
 import minimist from "minimist";
 import { startEmulator } from "./index";
 import type { EmulatorOptions } from "./types";
 
 const USAGE = `usage: cloud-emulator [--port N] [--host 127.0.0.1] [--access-token TOKEN]... [--denied-token TOKEN]...
                       [--state FILE] [--fault-rate R] [--latency-ms N] [--token-lifetime S]
-                      [--propagation-ms N] [--missing-service 403|404] [--mint-key FILE [--mint-email EMAIL]]`;
+                      [--propagation-ms N] [--missing-service 403|404] [--mint-key FILE [--mint-email EMAIL]]
+                      [--tls-cert FILE --tls-key FILE]`;
 
-const STRINGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime", "propagation-ms", "missing-service", "mint-key", "mint-email"];
+const STRINGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime", "propagation-ms", "missing-service", "mint-key", "mint-email", "tls-cert", "tls-key"];
 
 class UsageError extends Error {}
 
@@ -40,6 +42,14 @@ function missingService(n: number | undefined): 403 | 404 | undefined {
     return n === 403 || n === 404 ? n : undefined;
 }
 
+function readPem(file: string, flag: string): string {
+    try {
+        return fs.readFileSync(file, "utf8");
+    } catch (e) {
+        throw new UsageError(`${flag}: cannot read ${JSON.stringify(file)} (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+}
+
 export function parseArgs(argv: string[]): EmulatorOptions {
     const unknown: string[] = [];
     const args = minimist(argv, {
@@ -67,6 +77,10 @@ export function parseArgs(argv: string[]): EmulatorOptions {
         mintEmail: single(args, "mint-email"),
     };
     if (options.mintEmail && !options.mintKey) throw new UsageError("--mint-email needs --mint-key");
+    const cert = single(args, "tls-cert");
+    const key = single(args, "tls-key");
+    if (!cert !== !key) throw new UsageError("--tls-cert and --tls-key go together");
+    if (cert && key) options.tls = { cert: readPem(cert, "--tls-cert"), key: readPem(key, "--tls-key") };
     return options;
 }
 

@@ -4,6 +4,7 @@
 
 import { randomInt } from "crypto";
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "http";
+import https from "https";
 import {
     applySet, checkPolicy, checkUpdateMask, deletion, etagMatches, PolicyProblem, renameMember, viewPolicy, type Accounts,
     type StoredPolicy,
@@ -116,7 +117,7 @@ export class EmulatorServer implements Emulator {
     readonly impersonations: string[] = [];
     /** Requests received since the last reset, including those no longer kept in `requests`. */
     requestCount = 0;
-    private readonly server: http.Server;
+    private readonly server: http.Server | https.Server;
     private readonly store: Store;
     private tokens!: TokenAuthority;
     private faultRate = 0;
@@ -142,7 +143,10 @@ export class EmulatorServer implements Emulator {
         this.store = new Store(options.state);
         this.accounts = { isDeleted: (m) => this.store.deletedPrincipals.has(m) };
         this.setBehavior({ propagationMs: options.propagationMs ?? 0, missingService: options.missingService ?? 403 });
-        this.server = http.createServer({ noDelay: true }, (req, res) => this.handle(req, res));
+        const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+        this.server = options.tls
+            ? https.createServer({ noDelay: true, cert: options.tls.cert, key: options.tls.key }, handle)
+            : http.createServer({ noDelay: true }, handle);
     }
 
     async listen(): Promise<void> {
@@ -157,7 +161,7 @@ export class EmulatorServer implements Emulator {
         const address = this.server.address();
         if (address === null || typeof address === "string") throw new Error("the emulator is not listening on TCP");
         this.port = address.port;
-        this.origin = `http://${host.includes(":") ? `[${host}]` : host}:${this.port}`;
+        this.origin = `${this.options.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${this.port}`;
         this.url = `${this.origin}/v1/`;
         this.tokenUrl = `${this.origin}/token`;
         const origins = ["https://servicemanagement.googleapis.com", this.origin];

@@ -71,6 +71,11 @@ export interface EmulatorOptions {
     mintKey?: string;
     /** client_email of the key written by `mintKey`. */
     mintEmail?: string;
+    /**
+     * Serve HTTPS, as Google does, with this certificate chain and key (PEM; `--tls-cert`, `--tls-key`): the
+     * API, the token endpoint and the admin paths alike. Without it the emulator speaks plain HTTP.
+     */
+    tls?: { cert: string; key: string };
 }
 
 /** One request the emulator received (admin `/__emulator/…` requests are not recorded). */

@@ -9,6 +9,7 @@ import * as path from "path";
 import type { AuthClient } from "google-auth-library";
 import { credentialTransportProblem, ResolvedConfig } from "../config";
 import { redact } from "./errors";
+import { deferredCaOptions } from "./tls";
 
 /** The token URL google-auth-library signs JWTs for and posts them to. */
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -150,6 +151,7 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
         source,
         async authorization() {
             if (!client) {
+                deferredCaOptions(); // the library's token requests go through Node's default agent
                 client = import("google-auth-library").then(make);
                 client.catch(() => (client = undefined)); // a failed setup is tried again on the next call
             }

@@ -12,6 +12,7 @@ import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
+import { deferredCaOptions } from "./tls";
 
 export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
 
@@ -79,7 +80,7 @@ export class IamFetcher {
         const problem = credentialTransportProblem(this.base);
         if (problem) throw new IamError(`refusing to send a bearer token to ${this.base.host}: ${problem}`, undefined, Code.INVALID_ARGUMENT);
         const agentOptions = { keepAlive: true, maxSockets: 64 };
-        this.agent = this.base.protocol === "https:" ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+        this.agent = this.base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...deferredCaOptions() }) : new http.Agent(agentOptions);
     }
 
     /** The budget of one call, retries included (config `requestTimeout`). */
