@@ -9,7 +9,7 @@ import * as path from "path";
 import type { AuthClient } from "google-auth-library";
 import { credentialTransportProblem, ResolvedConfig } from "../config";
 import { redact } from "./errors";
-import { deferredCaOptions } from "./tls";
+import { deferredCaOptions, untrustedCertificateHint } from "./tls";
 
 /** The token URL google-auth-library signs JWTs for and posts them to. */
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -183,5 +183,5 @@ function describeAuthError(e: unknown): string {
         const nested = (error as { message?: unknown } | undefined)?.message;
         if (typeof nested === "string") return redact(nested);
     }
-    return redact(e instanceof Error ? e.message : String(e));
+    return redact(e instanceof Error ? e.message : String(e)) + untrustedCertificateHint(e);
 }

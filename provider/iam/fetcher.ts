@@ -12,7 +12,7 @@ import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
-import { deferredCaOptions } from "./tls";
+import { deferredCaOptions, untrustedCertificateHint } from "./tls";
 
 export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
 
@@ -198,7 +198,7 @@ export class IamFetcher {
                         "Check cloud:serviceManagementCustomEndpoint (or GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT)", undefined, Code.UNAVAILABLE);
                 }
                 if (!RETRY_NETWORK.has(code) && !/socket hang up/.test(String(e))) {
-                    throw new IamError(`${verb} of ${parentName(parent)} failed: ${redact(String((e as Error).message ?? e))}`,
+                    throw new IamError(`${verb} of ${parentName(parent)} failed: ${redact(String((e as Error).message ?? e))}${untrustedCertificateHint(e)}`,
                         undefined, Code.UNAVAILABLE);
                 }
                 last = `network error ${code || "socket hang up"}`;

@@ -41,3 +41,17 @@ function load(): tls.SecureContext | null {
     https.globalAgent.options.secureContext = context;
     return context;
 }
+
+/** OpenSSL's verdicts on a certificate chain nothing trusted (as Node reports them in `code`). */
+const UNTRUSTED = new Set([
+    "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+    "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT", "CERT_UNTRUSTED",
+]);
+
+/** What to do about an error that is a certificate nothing trusts (added to its message); "" otherwise. */
+export function untrustedCertificateHint(e: unknown): string {
+    const code = (e as { code?: unknown } | undefined)?.code;
+    if (typeof code !== "string" || !UNTRUSTED.has(code)) return "";
+    return ". The server's certificate is not signed by a CA this machine trusts: if your network's own CA signs it " +
+        "(a company CA, a TLS-inspecting proxy), set NODE_EXTRA_CA_CERTS to that CA's PEM file";
+}

@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { pluginTarball } from "../support/plugin";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
 export const PACKAGE = "cloud";
@@ -65,13 +66,7 @@ export function onPath(cmd: string, PATH = process.env.PATH): boolean {
     });
 }
 
-let tarball: string | undefined;
-/** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */
-export function pluginTarball(): string {
-    tarball ??= execFileSync("bash", [path.join(ROOT, "scripts", "package.sh")], { cwd: ROOT, encoding: "utf8" })
-        .trim().split("\n").pop()!;
-    return path.join(ROOT, tarball);
-}
+export { pluginTarball };
 
 export interface RunResult {
     code: number | null;

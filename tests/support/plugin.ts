@@ -1,7 +1,8 @@
 // Drives the real plugin executable as the engine does: spawn, read the port from stdout line 1, speak
 // pulumirpc.ResourceProvider over gRPC with the stubs shipped in @pulumi/pulumi.
 
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess, execFileSync, spawn } from "child_process";
+import * as fs from "fs";
 import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
@@ -11,7 +12,23 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 
-export const PLUGIN = path.join(__dirname, "..", "..", "..", "bin", "pulumi-resource-cloud");
+const ROOT = path.join(__dirname, "..", "..", "..");
+export const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
+
+let tarball: string | undefined;
+/** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */
+export function pluginTarball(): string {
+    tarball ??= execFileSync("bash", [path.join(ROOT, "scripts", "package.sh")], { cwd: ROOT, encoding: "utf8" })
+        .trim().split("\n").pop()!;
+    return path.join(ROOT, tarball);
+}
+
+/** The plugin as `pulumi plugin install` leaves it: the tarball unpacked into `dir`; returns the launcher. */
+export function unpackPlugin(dir: string): string {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync("tar", ["-xzf", pluginTarball(), "-C", dir]);
+    return path.join(dir, "pulumi-resource-cloud");
+}
 
 export interface InvokeResult {
     return?: PropertyMap;
