@@ -122,7 +122,7 @@ export class Provider {
         }
         if (!this.fetcher) {
             if (!this.config) this.applyConfig({}); // not configured: environment and defaults, as Terraform does
-            this.fetcher = new IamFetcher(fetcherOptions(this.config!, (m) => this.log.debug(m)));
+            this.fetcher = new IamFetcher(fetcherOptions(this.config!, this.log));
         }
         return this.fetcher;
     }

@@ -1,7 +1,8 @@
 // The one IAM fetcher: every function and resource reads and writes policies through it. It speaks the
 // Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
 // resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, coalesces identical
-// concurrent reads into one request, and turns failures into messages a person can act on.
+// concurrent reads into one request, confirms its writes (reads after a write wait until one shows it), and
+// turns failures into messages a person can act on.
 
 import { setMaxListeners } from "events";
 import * as http from "http";
@@ -34,6 +35,8 @@ export interface FetcherOptions {
     maxBackoffMs?: number;
     /** Diagnostics (never given secrets). */
     log?: (message: string) => void;
+    /** What a user should know though no call failed (a write that later reads do not show). */
+    warn?: (message: string) => void;
 }
 
 /**
@@ -41,7 +44,7 @@ export interface FetcherOptions {
  * `serviceManagementCustomEndpoint` and `requestTimeout` have defaults and were checked, so a resolved
  * configuration always has them, the duration parseable.
  */
-export function fetcherOptions(config: ResolvedConfig, log?: (message: string) => void): FetcherOptions {
+export function fetcherOptions(config: ResolvedConfig, log?: { debug(message: string): void; warn(message: string): void }): FetcherOptions {
     const v = config.values;
     const endpoint = v.serviceManagementCustomEndpoint;
     const requestTimeoutMs = v.requestTimeout === undefined ? undefined : parseDuration(v.requestTimeout);
@@ -53,7 +56,8 @@ export function fetcherOptions(config: ResolvedConfig, log?: (message: string) =
         credentials: credentialsFor(config),
         requestTimeoutMs,
         userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
-        log,
+        log: log && ((m) => log.debug(m)),
+        warn: log && ((m) => log.warn(m)),
     };
 }
 
@@ -65,15 +69,27 @@ interface Answer {
 
 type Verb = "getIamPolicy" | "setIamPolicy";
 
+const READ_BODY = { options: { requestedPolicyVersion: 3 } };
+/** Confirmation: re-reads until a write shows, this many at most, this far apart. */
+const CONFIRM_READS = 5;
+const CONFIRM_INTERVAL_MS = 500;
+
 export class IamFetcher {
     private readonly base: URL;
     private readonly agent: http.Agent;
     private readonly reads = new Map<string, Promise<Policy>>();
-    /** Reads and writes are cancelled separately: a shutdown drops reads at once but lets writes finish. */
+    /** Per parent, the confirmation of its latest write: what reads wait for (undefined: it did not finish). */
+    private readonly confirmations = new Map<string, Promise<Policy | undefined>>();
+    /**
+     * Reads, writes and confirmations are cancelled separately: a shutdown drops reads at once but lets writes
+     * and their confirmations finish; the engine's Cancel stops all but the writes already sent.
+     */
     private reading = IamFetcher.controller();
     private writing = IamFetcher.controller();
+    private confirming = IamFetcher.controller();
     private draining = false;
-    private readonly writesInFlight = new Set<Promise<unknown>>();
+    /** Writes sent and confirmations running: what a shutdown waits for. */
+    private readonly inFlight = new Set<Promise<unknown>>();
 
     constructor(private readonly options: FetcherOptions) {
         this.base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
@@ -90,15 +106,18 @@ export class IamFetcher {
 
     /**
      * Reads a parent's policy at version 3. Identical concurrent reads share one request, unless `fresh`
-     * asks for a read that starts now (a read-modify-write must not reuse a read begun before its lock).
+     * asks for a read that starts now (a read-modify-write must not reuse a read begun before its lock). While
+     * a write of the parent is being confirmed, a read waits and gets the confirming read, unless it is
+     * `unconfirmed` (a read-modify-write's own read, which its etag guards).
      */
-    getIamPolicy(parent: Parent, opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
-        const body = { options: { requestedPolicyVersion: 3 } };
-        if (opts.fresh) return this.call(parent, "getIamPolicy", body, opts.deadline);
+    getIamPolicy(parent: Parent, opts: { fresh?: boolean; unconfirmed?: boolean; deadline?: number } = {}): Promise<Policy> {
         const key = parentName(parent);
+        const confirmation = opts.unconfirmed ? undefined : this.confirmations.get(key);
+        if (confirmation) return confirmation.then((policy) => policy ?? this.getIamPolicy(parent, opts));
+        if (opts.fresh) return this.call(parent, "getIamPolicy", READ_BODY, opts.deadline);
         const pending = this.reads.get(key);
         if (pending) return pending;
-        const read = this.call(parent, "getIamPolicy", body)
+        const read = this.call(parent, "getIamPolicy", READ_BODY)
             .finally(() => this.reads.delete(key));
         this.reads.set(key, read);
         return read;
@@ -106,9 +125,11 @@ export class IamFetcher {
 
     /**
      * Writes a parent's policy at version 3. With the policy's etag set, the write fails with ABORTED (409)
-     * if the policy changed since it was read: the caller redoes its read-modify-write.
+     * if the policy changed since it was read: the caller redoes its read-modify-write. Resolves with Google's
+     * answer (the policy as written); then, when `shows` is given, confirms the write in the background.
      */
-    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs", deadline?: number): Promise<Policy> {
+    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs", deadline?: number,
+        shows?: (policy: Policy) => boolean): Promise<Policy> {
         if (this.draining) {
             return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
                 undefined, Code.CANCELLED));
@@ -118,11 +139,51 @@ export class IamFetcher {
             .then((written) => {
                 // A shared read in flight may have begun before this write: no later lookup may join it.
                 this.reads.delete(key);
+                if (shows) this.confirm(parent, shows);
                 return written;
             });
-        const tracked = write.catch(() => undefined).finally(() => this.writesInFlight.delete(tracked));
-        this.writesInFlight.add(tracked);
+        this.track(write);
         return write;
+    }
+
+    /**
+     * IAM is eventually consistent: a read right after a write may not show it yet. So after a write this re-reads
+     * until the change shows (as Terraform's IAM writers do), a few times at most, and until then every read of
+     * the parent through this fetcher waits and gets that confirming read: nothing read after a write is older
+     * than the write. The writer already has Google's answer; when no re-read shows the change, another writer
+     * replaced it, and the user is told.
+     */
+    private confirm(parent: Parent, shows: (policy: Policy) => boolean): void {
+        const key = parentName(parent);
+        const deadline = Date.now() + this.options.requestTimeoutMs;
+        const signal = this.confirming.signal;
+        const confirmation = (async (): Promise<Policy | undefined> => {
+            for (let read = 1; ; read++) {
+                const policy = await this.call(parent, "getIamPolicy", READ_BODY, deadline, signal);
+                if (shows(policy)) return policy;
+                if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
+                    this.options.warn?.(`the policy of ${key} was written, but ${read} re-reads since do not show the change: ` +
+                        "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
+                    return policy;
+                }
+                await sleep(CONFIRM_INTERVAL_MS, signal);
+            }
+        })().catch((e: unknown) => {
+            if (!(e instanceof IamError && e.code === Code.CANCELLED)) {
+                this.options.warn?.(`the policy of ${key} was written, but reading it back failed: ${e instanceof Error ? e.message : String(e)}`);
+            }
+            return undefined;
+        });
+        const entry = confirmation.finally(() => {
+            if (this.confirmations.get(key) === entry) this.confirmations.delete(key);
+        });
+        this.confirmations.set(key, entry);
+        this.track(entry);
+    }
+
+    private track(work: Promise<unknown>): void {
+        const tracked = work.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
+        this.inFlight.add(tracked);
     }
 
     /**
@@ -130,20 +191,20 @@ export class IamFetcher {
      * finish, so what it reports is what the policy holds. Later calls work again.
      */
     cancelAll(): void {
-        this.reading.abort();
-        this.writing.abort();
+        for (const c of [this.reading, this.writing, this.confirming]) c.abort();
         this.reading = IamFetcher.controller();
         this.writing = IamFetcher.controller();
+        this.confirming = IamFetcher.controller();
     }
 
     /**
-     * Shutdown: reads in flight are dropped, no new write starts, and the writes already sent are awaited,
-     * so every write has either completed or not started.
+     * Shutdown: reads in flight are dropped, no new write starts, and the writes already sent are awaited with
+     * their confirmations, so every write has either completed or not started, and shows when it completed.
      */
     async drain(): Promise<void> {
         this.draining = true;
         this.reading.abort();
-        await Promise.all(this.writesInFlight);
+        while (this.inFlight.size) await Promise.all(this.inFlight);
     }
 
     /** One signal is shared by every request in flight, hence no listener limit. */
@@ -156,7 +217,7 @@ export class IamFetcher {
     close(): void {
         this.cancelAll();
         // Writes already sent keep their connections until answered.
-        void Promise.all(this.writesInFlight).then(() => this.agent.destroy());
+        void Promise.all(this.inFlight).then(() => this.agent.destroy());
     }
 
     /** Request options for one call, built from the base URL once parsed (no URL parsing per request). */
@@ -171,12 +232,12 @@ export class IamFetcher {
     }
 
     /** One API call with its retries, within `deadline` (the operation's, when it is part of one). */
-    private async call(parent: Parent, verb: Verb, body: object, deadline = Date.now() + this.options.requestTimeoutMs): Promise<Policy> {
+    private async call(parent: Parent, verb: Verb, body: object, deadline = Date.now() + this.options.requestTimeoutMs,
+        signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal): Promise<Policy> {
         const o = this.options;
         const url = this.target(parent, verb);
         const payload = JSON.stringify(body);
         const started = Date.now();
-        const signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal;
         let backoff = o.initialBackoffMs ?? 250;
         let last = "";
         for (let attempt = 1; ; attempt++) {

@@ -1,9 +1,11 @@
 // Read-modify-write of a policy, the way every resource writes, batched: changes to one policy that arrive
 // while a cycle is pending or running join the next cycle. A cycle reads the policy once (version 3), applies
-// every change of the batch in arrival order, writes once with the read etag (version 3), and confirms once by
-// re-reading (IAM is eventually consistent). When another writer got in between (409 ABORTED) the whole batch
-// is redone after a jittered backoff (1 s doubling, capped). A change the API refuses (400) is found by
-// splitting the batch, and fails alone. The result is that of running the changes one after another.
+// every change of the batch in arrival order, and writes once with the read etag (version 3); each caller then
+// has Google's answer, and the fetcher confirms the write by re-reading (IAM is eventually consistent) while
+// the next batch gathers: reads of the policy wait for that confirmation. When another writer got in between
+// (409 ABORTED) the whole batch is redone after a jittered backoff (1 s doubling, capped). A change the API
+// refuses (400) is found by splitting the batch, and fails alone. The result is that of running the changes
+// one after another.
 
 import { Code, IamError } from "./errors";
 import { IamFetcher } from "./fetcher";
@@ -11,12 +13,12 @@ import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 
 export interface ModifyResult {
-    /** The policy as written (or as read, when nothing needed changing). */
+    /** The policy as written (Google's answer to the write), or as read when nothing needed changing. */
     policy: Policy;
 }
 
 export interface ModifyOptions {
-    /** True when the re-read policy shows the change (checked after the write). */
+    /** True when a policy shows the change: what confirms the write (checked on reads after it). */
     confirm?: (policy: Policy) => boolean;
     /** Update mask of the write. */
     updateMask?: string;
@@ -41,10 +43,11 @@ interface Queue {
     waiting: Pending[];
     running: boolean;
     /**
-     * The confirming read of the cycle just finished: read after this process's write, it serves as the next
-     * cycle's read (the etag still guards it). Kept only while changes keep coming.
+     * The policy as the cycle just finished left it (Google's answer to its write, or its read): the next
+     * cycle starts from it instead of reading again, as the etag still guards the write. Kept only while
+     * changes keep coming.
      */
-    lastRead?: Policy;
+    last?: Policy;
 }
 
 /**
@@ -102,8 +105,8 @@ export function modifyPolicy(
 async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<string, Queue>, name: string): Promise<void> {
     q.running = true;
     try {
-        // After a cycle the queue stays open for the changes its answers let the engine send: they find the
-        // previous cycle's confirming read still usable.
+        // After a cycle the queue stays open for the changes its answers let the engine send: they start from
+        // the policy the previous cycle left.
         for (let released = 0; ;) {
             await sleep(GATHER_MS);
             for (let waited = GATHER_MS; q.waiting.length < released && waited < REFILL_MS; waited += 10) await sleep(10);
@@ -114,7 +117,7 @@ async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<st
         }
     } finally {
         q.running = false;
-        q.lastRead = undefined;
+        q.last = undefined;
         if (q.waiting.length === 0 && byParent.get(name) === q) byParent.delete(name);
     }
 }
@@ -148,16 +151,16 @@ function unionMask(batch: Pending[]): string {
 
 type Outcome = ModifyResult | { error: unknown };
 
-/** Read once, apply every change in order, write once, confirm once; a 409 redoes the whole cycle. */
+/** Read once, apply every change in order, write once (confirmed by the fetcher); a 409 redoes the whole cycle. */
 async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue): Promise<Outcome[]> {
     const name = parentName(parent);
     const deadline = Math.min(...batch.map((p) => p.deadline));
     let backoff = FIRST_BACKOFF_MS;
     for (let conflicts = 0; ; conflicts++) {
-        // The previous cycle's confirming read, on the first attempt; a fresh read after a conflict.
-        const reuse = conflicts === 0 ? q.lastRead : undefined;
-        q.lastRead = undefined;
-        const current = reuse ?? await iam.getIamPolicy(parent, { fresh: true, deadline });
+        // Where the previous cycle left the policy, on the first attempt; a fresh read after a conflict.
+        const reuse = conflicts === 0 ? q.last : undefined;
+        q.last = undefined;
+        const current = reuse ?? await iam.getIamPolicy(parent, { fresh: true, unconfirmed: true, deadline });
         // Each change sees the policy as the changes before it left it: as if they ran one after another.
         // A change that cannot be applied fails alone.
         let next = current;
@@ -176,16 +179,17 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
         }
         const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy });
         if (!changed) {
-            q.lastRead = current;
+            q.last = current;
             return batch.map((p) => outcome(p, current));
         }
+        // What the policy must show once written: each change's own check, unless a later change of the batch
+        // undid it (as it would have, run after it).
+        const final = next;
+        const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
         try {
-            const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline);
-            // What the final policy must show: each change's own check, unless a later change of the batch
-            // undid it (as it would have, run after it).
-            const final = next;
-            const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-            q.lastRead = await confirm(iam, parent, (policy) => checks.every((shows) => shows(policy)), deadline);
+            const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline,
+                (policy) => checks.every((shows) => shows(policy)));
+            q.last = written;
             return batch.map((p) => outcome(p, written));
         } catch (e) {
             if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
@@ -198,28 +202,5 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
                 409, Code.ABORTED);
         }
         await sleep(wait);
-    }
-}
-
-/**
- * Re-reads until the change shows (IAM may lag a write), a few times at most; resolves with the policy read,
- * or undefined when cancelled after the write went through.
- */
-async function confirm(iam: IamFetcher, parent: Parent, shows: (p: Policy) => boolean, deadline: number): Promise<Policy | undefined> {
-    for (let read = 1; ; read++) {
-        let policy: Policy;
-        try {
-            policy = await iam.getIamPolicy(parent, { fresh: true, deadline });
-        } catch (e) {
-            // Cancelled (shutdown): the write itself went through; report it done rather than failed.
-            if (e instanceof IamError && e.code === Code.CANCELLED) return undefined;
-            throw e;
-        }
-        if (shows(policy)) return policy;
-        if (read >= 5 || Date.now() + 500 >= deadline) {
-            throw new IamError(`the policy of ${parentName(parent)} was written, but ${read} re-reads do not show the ` +
-                "change; another writer may have replaced it", undefined, Code.ABORTED);
-        }
-        await sleep(500); // within the deadline: checked just above
     }
 }

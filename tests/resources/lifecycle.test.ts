@@ -244,18 +244,27 @@ describe("policy resources", function () {
         }
     });
 
-    it("confirms a write through IAM's propagation delay (reads lag the write by 700 ms)", async () => {
+    it("answers a write with Google's answer, and confirms it through IAM's propagation delay before any read (reads lag by 700 ms)", async () => {
         const type = "cloud:endpoints/serviceIamMember:ServiceIamMember";
         const inputs = { serviceName: SERVICE, role: "roles/servicemanagement.reporter", member: "user:lagging@example.com" };
+        const id = `services/${SERVICE} ${inputs.role} ${inputs.member}`;
         stack.emu.setBehavior({ propagationMs: 700 });
         try {
             stack.emu.resetRequests();
             const started = Date.now();
             await stack.plugin.create(type, inputs);
-            // The create returned only once a read showed the grant: not before the window closed.
+            // The create has Google's answer to its write: it does not wait out the lag.
+            expect(Date.now() - started).to.be.lessThan(650);
+            // A refresh right after waits for the confirming re-reads and sees the grant, though a plain read
+            // would not show it yet.
+            expect(grants(stack.emu.getPolicy(`services/${SERVICE}`))).to.include(`${inputs.role} ${inputs.member}`);
+            const read = await stack.plugin.read(type, id, inputs, inputs);
+            expect(read.id).to.equal(id);
             expect(Date.now() - started).to.be.greaterThan(650);
             expect(stack.emu.requests.filter((r) => r.path.endsWith(":getIamPolicy")).length).to.be.greaterThan(2);
-            await stack.plugin.delete(type, `services/${SERVICE} ${inputs.role} ${inputs.member}`, inputs);
+            // Likewise for the delete: the refresh after it finds the member gone.
+            await stack.plugin.delete(type, id, inputs);
+            expect((await stack.plugin.read(type, id, inputs, inputs)).id).to.equal("");
         } finally {
             stack.emu.setBehavior({ propagationMs: 0 });
         }

@@ -117,9 +117,9 @@ describe("real-world policies and faults", function () {
         }
     });
 
-    it("bounds a whole operation by requestTimeout: reads, write and confirmation together", async () => {
+    it("bounds a whole operation by requestTimeout: its read and write together", async () => {
         await stack.configure({ "cloud:config:requestTimeout": "1s" });
-        stack.emu.setFaults({ latencyMs: 450, minLatencyMs: 450 });
+        stack.emu.setFaults({ latencyMs: 600, minLatencyMs: 600 });
         try {
             const started = Date.now();
             const err = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:slow@example.com" }));
@@ -129,6 +129,32 @@ describe("real-world policies and faults", function () {
         } finally {
             stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
             await stack.configure();
+        }
+    });
+
+    it("warns through the engine log when no re-read shows a write, and later reads give what Google holds", async () => {
+        const engine = await startEngine();
+        const plugin = await Plugin.start({ args: [engine.address] });
+        const member = "user:overwritten@example.com";
+        try {
+            await plugin.configure(undefined, stack.vars({ "cloud:config:requestTimeout": "10s" }));
+            // Reads lag the write for longer than the confirmation keeps re-reading (5 reads, 0.5 s apart).
+            stack.emu.setBehavior({ propagationMs: 4000 });
+            await plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member });
+            // Another writer takes the grant away at once; reads show neither change until the lag ends.
+            const policy = stack.emu.getPolicy(PARENT);
+            stack.emu.setPolicy(PARENT, { ...policy, bindings: (policy.bindings ?? []).map((b) => ({ ...b, members: b.members.filter((m) => m !== member) })) });
+            const lookup = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+            expect(String(lookup.return!.policyData)).not.to.contain(member);
+            const written = (m: string) => m.includes(`the policy of ${PARENT} was written, but 5 re-reads since do not show the change`);
+            for (let waited = 0; !engine.messages.some(written) && waited < 2000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+            const warnings = engine.messages.filter(written);
+            expect(warnings).to.have.length(1);
+            expect(warnings[0]).to.contain("pulumi refresh");
+        } finally {
+            stack.emu.setBehavior({ propagationMs: 0 });
+            await plugin.stop();
+            engine.close();
         }
     });
 
