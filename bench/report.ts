@@ -215,7 +215,7 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
     const judged = rows.filter((row) => row.met !== undefined);
     const notMet = judged.filter((row) => row.met === false);
     out.push(`**Goals**: ${judged.length - notMet.length} of ${judged.length} met` +
-        (notMet.length ? `; not met: ${notMet.map((row) => `${row.figure} — ${row.value.split(";")[0]}, goal ${row.goal}`).join("; ")}.` : "."));
+        (notMet.length ? `; not met: ${notMet.map((row) => `${row.figure} — ${row.value.split(";")[0]}${row.ratio ? `, ${row.ratio}` : ""}, goal ${row.goal}`).join("; ")}.` : "."));
 
     if (r.start) {
         const s = r.start;
@@ -234,8 +234,8 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
             `(the Node floor); the other ${ms(own)} is the plugin's own (loading its bundle, starting its gRPC server). For comparison, a bare ` +
             `@grpc/grpc-js server takes ${ms(s.grpcJs - s.node)} over the Node floor and a toy provider on the stock provider.main ${ms(s.stock - s.node)}. `;
         split += s.node >= GO_PEER_MS
-            ? `The Node floor alone is ${ms(s.node - GO_PEER_MS)} over the ${GO_PEER_MS} ms goal: in this environment no plugin that starts ` +
-              "Node the way the launcher does (`exec node`) can meet it."
+            ? `The Node floor alone is ${ms(s.node - GO_PEER_MS)} over the ${GO_PEER_MS} ms goal: by this run's medians, no plugin that starts ` +
+              "Node the way the launcher does (`exec node`) can meet it in this environment."
             : `That leaves ${ms(GO_PEER_MS - s.node)} over the Node floor for the plugin's own start to meet the goal; it uses ${ms(own)}.`;
         if (s.nodeNoCa !== undefined) {
             split += ` With NODE_EXTRA_CA_CERTS unset, the Node floor is ${ms(s.nodeNoCa)}: that variable, set in this environment (and inherited ` +

@@ -59,7 +59,7 @@ describe("benchmark document", () => {
 
     it("writes an analysis computed from the same figures", () => {
         const text = analysis(results).join("\n");
-        expect(text).to.contain("**Goals**: 8 of 9 met; not met: start: installed plugin, spawn → port — 120 ms");
+        expect(text).to.contain("**Goals**: 8 of 9 met; not met: start: installed plugin, spawn → port — 120 ms, 24.00× Go floor, 1.71× node floor, goal ≤ 63 ms");
         expect(text).to.contain("missed by 57 ms");
         expect(text).to.contain("70 ms of it (58%) is Node starting");
         expect(text).to.contain("The Node floor alone is 7 ms over the 63 ms goal");
