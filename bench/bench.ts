@@ -1,31 +1,40 @@
 // `npm run bench`: measures the plugin against its floors and peers in one run, interleaved, several
-// repetitions, medians reported; prints a table and writes it to build/benchmarks.md (BENCHMARKS.md only when
-// asked). Loopback only, bounded in time.
+// repetitions, medians reported; prints a table and writes it, with a short analysis generated from the same
+// figures, to build/benchmarks.md (BENCHMARKS.md only when asked). Loopback only, bounded in time.
 //
-//   npm run bench               # full counts (a few minutes); with the tools built, the real engine too
-//   npm run bench -- --write    # the same, and rewrite BENCHMARKS.md
-//   npm run bench -- --quick    # tiny counts, no engine (smoke test)
+//   npm run bench                          # full counts (a few minutes); with the tools built, the real engine too
+//   npm run bench -- --write               # the same, and rewrite BENCHMARKS.md from this run
+//   npm run bench -- --quick               # tiny counts, no engine (smoke test)
+//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine
+//   npm run bench -- --out FILE            # write the document to FILE instead
 
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess, execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import minimist from "minimist";
-import { execFileSync } from "child_process";
 import { spawnEmulator } from "../emulator";
 import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
-import { toolsMissing } from "../tests/e2e/support";
+import { pluginTarball, toolsMissing } from "../tests/e2e/support";
 import { engineRuns, lookupRun } from "./engine";
+import { ClientFigures, document, EngineFigures, median, Missing, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
-const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
+/** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
+const DEV_LAUNCHER = path.join(ROOT, "bin", "pulumi-resource-cloud");
+/** Where the tarball is extracted, afresh each run. */
+const INSTALL_DIR = path.join(ROOT, "build", "bench", "plugin");
 const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out"] });
+const SECTIONS = ["start", "memory", "invoke", "engine"] as const;
+type Section = (typeof SECTIONS)[number];
+
+const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only"] });
 const quick = args.quick === true;
+const only: string[] | undefined = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter((s) => s !== "") : undefined;
 const N = {
     startReps: quick ? 3 : 15,
     invokes: quick ? 200 : 2000,
@@ -37,27 +46,64 @@ const N = {
     concurrency: 32,
     /** ServiceIamMembers in the engine figures. */
     members: 100,
+    /** Repetitions of each engine latency, interleaved. */
+    engineReps: 3,
+    engineLatencies: [0, 100],
 };
 
-const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-/** Spawn → first stdout line, in ms. */
-function timeToPort(cmd: string, argv: string[]): Promise<number> {
+/**
+ * Spawn → first line of stdout (which must be a number: a port), in ms. Resolves once the process is gone, so
+ * that one measurement does not overlap the next.
+ */
+function timeToPort(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
     return new Promise((resolve, reject) => {
         const started = now();
-        const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "ignore"] });
-        child.stdout!.once("data", () => {
-            const ms = now() - started;
+        const child = spawn(cmd, argv, { env, stdio: ["ignore", "pipe", "ignore"] });
+        let out = "";
+        let ms: number | undefined;
+        child.stdout!.on("data", (d: Buffer) => {
+            if (ms !== undefined) return;
+            out += d.toString();
+            const nl = out.indexOf("\n");
+            if (nl < 0) return;
+            ms = now() - started;
             child.kill("SIGKILL");
-            resolve(ms);
+            if (!/^\d+$/.test(out.slice(0, nl).trim())) reject(new Error(`${cmd} printed ${JSON.stringify(out.slice(0, nl))}, not a port`));
         });
         child.once("error", reject);
+        child.once("close", () => (ms === undefined ? reject(new Error(`${cmd} exited before printing a line`)) : resolve(ms)));
     });
+}
+
+/** The plugin as users install it: the tarball scripts/package.sh builds from this checkout, extracted afresh. */
+function installPlugin(): string {
+    const tarball = pluginTarball();
+    fs.rmSync(INSTALL_DIR, { recursive: true, force: true });
+    fs.mkdirSync(INSTALL_DIR, { recursive: true });
+    execFileSync("tar", ["-xzf", tarball, "-C", INSTALL_DIR]);
+    const launcher = path.join(INSTALL_DIR, "pulumi-resource-cloud");
+    fs.accessSync(launcher, fs.constants.X_OK);
+    return launcher;
+}
+
+let toolsDir: { dir: string } | Missing | undefined;
+/** A Go tool built by `npm run tools` (scripts/tools.sh; never builds), or why it is not there. */
+function goTool(name: string): { bin: string } | Missing {
+    toolsDir ??= (() => {
+        try {
+            const out = execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--check"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+            return { dir: out.trim().split("\n").pop()! };
+        } catch (e) {
+            const why = String((e as { stderr?: unknown }).stderr ?? e).trim().split("\n").pop() ?? "";
+            return { missing: why.replace(/^tools\.sh: /, "").replace(/ \(in [^)]*\)/, "") || "the tools are not built: run `npm run tools`" };
+        }
+    })();
+    if ("missing" in toolsDir) return toolsDir;
+    const bin = path.join(toolsDir.dir, name);
+    return fs.existsSync(bin) ? { bin } : { missing: `${name} is not built: run \`npm run tools\`` };
 }
 
 /** CPU time (user + system) a process has used, in ms. */
@@ -155,33 +201,13 @@ async function googleapisClient(emu: Emu): Promise<(i: number) => Promise<void>>
     };
 }
 
-async function startPlugin(emu: Emu): Promise<Plugin> {
-    const plugin = await Plugin.start();
-    await plugin.configure(undefined, {
-        "cloud:config:serviceManagementCustomEndpoint": emu.url,
-        "cloud:config:accessToken": TOKEN,
-    });
-    return plugin;
-}
-
-/** The engine's own client (grpc-go, pulumirpc stubs) from `npm run tools`, when it is built. */
-function goClient(): string | undefined {
-    try {
-        const bin = execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--check"], { stdio: ["ignore", "pipe", "ignore"] })
-            .toString().trim().split("\n").pop()!;
-        return fs.existsSync(path.join(bin, "invoke-load")) ? path.join(bin, "invoke-load") : undefined;
-    } catch {
-        return undefined;
-    }
-}
-
 interface GoRun { rps: number; p50Ms: number; p99Ms: number; cpuMs: number; errors: number }
 
 function runGoClient(bin: string, plugin: Plugin, calls: number): Promise<GoRun> {
     return new Promise((resolve, reject) => {
-        const args = ["-addr", `127.0.0.1:${plugin.port}`, "-token", CONSUMERS_FN, "-n", String(calls), "-c", String(N.concurrency),
+        const argv = ["-addr", `127.0.0.1:${plugin.port}`, "-token", CONSUMERS_FN, "-n", String(calls), "-c", String(N.concurrency),
             "-args", JSON.stringify({ serviceName: SERVICE, consumerProject: "consumer-%05d" })];
-        const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] });
+        const child = spawn(bin, argv, { stdio: ["ignore", "pipe", "inherit"] });
         let out = "";
         child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
         child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as GoRun) : reject(new Error(`invoke-load exited ${code}`))));
@@ -195,74 +221,120 @@ function pluginClient(plugin: Plugin): (i: number) => Promise<void> {
     };
 }
 
-interface Row {
-    figure: string;
-    value: string;
-    ratio: string;
-    goal: string;
-    met?: boolean;
+
+/** A plugin started with the bench's environment (as the engine passes its own), configured against the emulator. */
+async function startPlugin(emu: Emu, launcher: string): Promise<Plugin> {
+    const plugin = await Plugin.start({ command: [launcher], env: process.env });
+    await plugin.configure(undefined, {
+        "cloud:config:serviceManagementCustomEndpoint": emu.url,
+        "cloud:config:accessToken": TOKEN,
+    });
+    return plugin;
 }
 
-async function main(): Promise<void> {
-    const rows: Row[] = [];
-    const log = (m: string) => process.stderr.write(`bench: ${m}\n`);
+/** Stops a plugin unless it is already gone. */
+async function stopPlugin(plugin: Plugin): Promise<void> {
+    if (plugin.child.exitCode === null && plugin.child.signalCode === null) await plugin.stop();
+}
 
-    // 1. Start time: interleaved repetitions of the three processes.
-    log(`start time, ${N.startReps} interleaved repetitions`);
-    const starts = { plugin: [] as number[], floor: [] as number[], stock: [] as number[] };
-    for (let r = 0; r < N.startReps; r++) {
-        starts.plugin.push(await timeToPort(PLUGIN, []));
-        starts.floor.push(await timeToPort(process.execPath, [path.join(FIXTURES, "floor.js")]));
-        starts.stock.push(await timeToPort(process.execPath, [path.join(FIXTURES, "stock-provider.js")]));
+type Log = (m: string) => void;
+
+/** 1. Start time: interleaved repetitions of the installed plugin, its floors and peers. */
+async function measureStart(installed: string, log: Log): Promise<StartFigures> {
+    const go = goTool("grpc-floor");
+    if ("missing" in go) log(`the Go floor is not measured (${go.missing}): no Go row, no goal check`);
+    const nodeLine = ["-e", 'process.stdout.write("0\\n")'];
+    let noCa: NodeJS.ProcessEnv | undefined;
+    if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+        noCa = { ...process.env };
+        delete noCa.NODE_EXTRA_CA_CERTS;
     }
-    const [sp, sf, ss] = [median(starts.plugin), median(starts.floor), median(starts.stock)];
-    rows.push({ figure: "start: plugin, spawn → port", value: `${sp.toFixed(0)} ms`, ratio: `${(sp / sf).toFixed(2)}× floor, ${(sp / ss).toFixed(2)}× stock`,
-        goal: "≤ 1.3× floor, < stock", met: sp <= 1.3 * sf && sp < ss });
-    rows.push({ figure: "start: bare @grpc/grpc-js server (floor)", value: `${sf.toFixed(0)} ms`, ratio: "1.00×", goal: "" });
-    rows.push({ figure: "start: toy provider on stock provider.main (peer)", value: `${ss.toFixed(0)} ms`, ratio: `${(ss / sf).toFixed(2)}× floor`, goal: "" });
+    type Key = "installed" | "go" | "node" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
+    const subjects: { key: Key; cmd: string; argv: string[]; env?: NodeJS.ProcessEnv }[] = [
+        { key: "installed", cmd: installed, argv: [] },
+        ...("bin" in go ? [{ key: "go" as const, cmd: go.bin, argv: [] }] : []),
+        // `node` from PATH, as the launcher finds it.
+        { key: "node", cmd: "node", argv: nodeLine },
+        ...(noCa ? [{ key: "nodeNoCa" as const, cmd: "node", argv: nodeLine, env: noCa }] : []),
+        { key: "grpcJs", cmd: process.execPath, argv: [path.join(FIXTURES, "floor.js")] },
+        { key: "stock", cmd: process.execPath, argv: [path.join(FIXTURES, "stock-provider.js")] },
+        { key: "dev", cmd: DEV_LAUNCHER, argv: [] },
+    ];
+    log(`start time, ${N.startReps} interleaved repetitions of ${subjects.map((s) => s.key).join(", ")} (plus one warm-up round)`);
+    const samples = new Map<Key, number[]>(subjects.map((s) => [s.key, []]));
+    for (let round = 0; round <= N.startReps; round++) {
+        for (let i = 0; i < subjects.length; i++) {
+            const s = subjects[(i + round) % subjects.length];
+            const ms = await timeToPort(s.cmd, s.argv, s.env);
+            if (round > 0) samples.get(s.key)!.push(ms); // round 0 warms the page cache
+        }
+    }
+    const m = (key: Key) => median(samples.get(key)!);
+    return {
+        reps: N.startReps,
+        installed: m("installed"),
+        dev: m("dev"),
+        node: m("node"),
+        nodeNoCa: noCa ? m("nodeNoCa") : undefined,
+        grpcJs: m("grpcJs"),
+        stock: m("stock"),
+        go: "bin" in go ? m("go") : go,
+    };
+}
 
-    const emu = await startEmulator();
+/** 2. Memory of the installed plugin: idle after Configure, after warm-up, after many invokes; the dev launcher's idle. */
+async function measureMemory(emu: Emu, installed: string, log: Log): Promise<Results["memory"]> {
+    log(`memory, ${N.memoryInvokes} invokes`);
+    const mem = await startPlugin(emu, installed);
+    let idle: number, warm: number, after: number, devIdle: number;
     try {
-        // 2. Memory: idle after Configure, after warm-up, after many invokes.
-        log(`memory, ${N.memoryInvokes} invokes`);
-        const mem = await startPlugin(emu);
         await sleep(300);
-        const idle = rssKb(mem.child.pid!);
+        idle = rssKb(mem.child.pid!);
         await pool(N.warmup, N.concurrency, pluginClient(mem));
         await sleep(300);
-        const warm = rssKb(mem.child.pid!);
+        warm = rssKb(mem.child.pid!);
         await pool(N.memoryInvokes, N.concurrency, pluginClient(mem));
         await sleep(500);
-        const after = rssKb(mem.child.pid!);
-        await mem.stop();
-        const growth = (after / warm - 1) * 100;
-        rows.push({ figure: "memory: RSS idle after Configure", value: `${(idle / 1024).toFixed(1)} MB`, ratio: "", goal: "≤ 80 MB", met: idle / 1024 <= 80 });
-        rows.push({ figure: `memory: RSS after ${N.warmup} warm-up invokes (libraries loaded, code optimized)`, value: `${(warm / 1024).toFixed(1)} MB`, ratio: "", goal: "≤ 80 MB", met: warm / 1024 <= 80 });
-        rows.push({ figure: `memory: RSS after ${N.memoryInvokes} more invokes`, value: `${(after / 1024).toFixed(1)} MB`,
-            ratio: `${growth >= 0 ? "+" : ""}${growth.toFixed(1)}% vs warm, +${((after / idle - 1) * 100).toFixed(1)}% vs idle`,
-            goal: "≤ 80 MB, growth ≤ 10%", met: growth <= 10 && after / 1024 <= 80 });
+        after = rssKb(mem.child.pid!);
+    } finally {
+        await stopPlugin(mem);
+    }
+    const dev = await startPlugin(emu, DEV_LAUNCHER);
+    try {
+        await sleep(300);
+        devIdle = rssKb(dev.child.pid!);
+    } finally {
+        await stopPlugin(dev);
+    }
+    return { warmup: N.warmup, invokes: N.memoryInvokes, idleMb: idle / 1024, warmMb: warm / 1024, afterMb: after / 1024, devIdleMb: devIdle / 1024 };
+}
 
-        // 3. Invoke throughput and latency, interleaved repetitions of the three clients.
-        log(`throughput, ${N.invokes} calls × ${N.throughputReps} repetitions at concurrency ${N.concurrency}`);
-        const plugin = await startPlugin(emu);
+/** 3. Invoke throughput and latency (interleaved repetitions of the clients), coalescing, the emulator's capacity. */
+async function measureInvoke(emu: Emu, log: Log): Promise<Results["invoke"]> {
+    log(`throughput, ${N.invokes} calls × ${N.throughputReps} repetitions at concurrency ${N.concurrency}`);
+    const plugin = await startPlugin(emu, DEV_LAUNCHER);
+    try {
         const clients = {
             plugin: pluginClient(plugin),
             raw: rawClient(emu),
             googleapis: await googleapisClient(emu),
         };
         for (const c of Object.values(clients)) await pool(100, N.concurrency, c); // warm-up
-        type Run = { rps: number; p50: number; p99: number; cpuPlugin: number; cpuClient: number; cpuEmulator: number };
-        const runs: Record<keyof typeof clients, Run[]> = { plugin: [], raw: [], googleapis: [] };
+        const runs: Record<keyof typeof clients, ClientFigures[]> = { plugin: [], raw: [], googleapis: [] };
         // The plugin as the engine calls it: grpc-go has a fraction of a JavaScript gRPC client's cost.
-        const go = goClient();
-        const goRuns: (GoRun & { cpuPlugin: number; cpuEmulator: number })[] = [];
-        if (go) await runGoClient(go, plugin, 200); // warm-up
+        const go = goTool("invoke-load");
+        const goRuns: ClientFigures[] = [];
+        if ("bin" in go) await runGoClient(go.bin, plugin, 200); // warm-up
+        else log(`the engine's grpc-go client is not measured (${go.missing})`);
         for (let r = 0; r < N.throughputReps; r++) {
-            if (go) {
+            if ("bin" in go) {
                 const before = { plugin: cpuMs(plugin.child.pid!), emulator: cpuMs(emu.child.pid!) };
-                const run = await runGoClient(go, plugin, N.invokes);
+                const run = await runGoClient(go.bin, plugin, N.invokes);
                 if (run.errors) throw new Error(`invoke-load: ${run.errors} calls failed`);
-                goRuns.push({ ...run, cpuPlugin: (cpuMs(plugin.child.pid!) - before.plugin) / N.invokes, cpuEmulator: (cpuMs(emu.child.pid!) - before.emulator) / N.invokes });
+                goRuns.push({
+                    rps: run.rps, p50: run.p50Ms, p99: run.p99Ms, cpuClient: run.cpuMs / N.invokes,
+                    cpuPlugin: (cpuMs(plugin.child.pid!) - before.plugin) / N.invokes, cpuEmulator: (cpuMs(emu.child.pid!) - before.emulator) / N.invokes,
+                });
             }
             for (const name of Object.keys(clients) as (keyof typeof clients)[]) {
                 // CPU per call of each process, to see where the time goes on these 2 cores.
@@ -271,38 +343,19 @@ async function main(): Promise<void> {
                 const client = process.cpuUsage(before.client);
                 runs[name].push({
                     rps: (N.invokes / wallMs) * 1000, p50: percentile(latencies, 50), p99: percentile(latencies, 99),
-                    cpuPlugin: (cpuMs(plugin.child.pid!) - before.plugin) / N.invokes,
+                    cpuPlugin: name === "plugin" ? (cpuMs(plugin.child.pid!) - before.plugin) / N.invokes : undefined,
                     cpuEmulator: (cpuMs(emu.child.pid!) - before.emulator) / N.invokes,
                     cpuClient: (client.user + client.system) / 1000 / N.invokes,
                 });
             }
         }
-        const stat = (name: keyof typeof clients) => {
-            const m = (f: (x: Run) => number) => median(runs[name].map(f));
-            return { rps: m((x) => x.rps), p50: m((x) => x.p50), p99: m((x) => x.p99), cpuPlugin: m((x) => x.cpuPlugin), cpuClient: m((x) => x.cpuClient), cpuEmulator: m((x) => x.cpuEmulator) };
+        const stat = (xs: ClientFigures[]): ClientFigures => {
+            const m = (f: (x: ClientFigures) => number | undefined) => median(xs.map((x) => f(x) ?? 0));
+            return { rps: m((x) => x.rps), p50: m((x) => x.p50), p99: m((x) => x.p99), cpuClient: m((x) => x.cpuClient), cpuEmulator: m((x) => x.cpuEmulator),
+                cpuPlugin: xs[0].cpuPlugin === undefined ? undefined : m((x) => x.cpuPlugin) };
         };
-        const [tp, tr, tg] = [stat("plugin"), stat("raw"), stat("googleapis")];
-        const fmt = (s: ReturnType<typeof stat>, withPlugin = false) => `${s.rps.toFixed(0)} req/s, p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms; ` +
-            `CPU per call: ${withPlugin ? `plugin ${s.cpuPlugin.toFixed(2)} ms, ` : ""}client ${s.cpuClient.toFixed(2)} ms, emulator ${s.cpuEmulator.toFixed(2)} ms`;
-        rows.push({ figure: "invoke: plugin over gRPC", value: fmt(tp, true), ratio: `${(tp.rps / tr.rps).toFixed(2)}× raw, ${(tp.rps / tg.rps).toFixed(2)}× googleapis`,
-            goal: "≥ 0.6× raw, ≥ 2× googleapis", met: tp.rps >= 0.6 * tr.rps && tp.rps >= 2 * tg.rps });
-        rows.push({ figure: "invoke: raw keep-alive HTTP (floor)", value: fmt(tr), ratio: "1.00×", goal: "" });
-        if (go) {
-            const m = (f: (x: (typeof goRuns)[number]) => number) => median(goRuns.map(f));
-            const rps = m((x) => x.rps);
-            rows.push({
-                figure: "invoke: plugin, called by the engine's grpc-go client",
-                value: `${rps.toFixed(0)} req/s, p50 ${m((x) => x.p50Ms).toFixed(1)} ms, p99 ${m((x) => x.p99Ms).toFixed(1)} ms; CPU per call: ` +
-                    `plugin ${m((x) => x.cpuPlugin).toFixed(2)} ms, client ${(m((x) => x.cpuMs) / N.invokes).toFixed(2)} ms, emulator ${m((x) => x.cpuEmulator).toFixed(2)} ms`,
-                ratio: `${(rps / tr.rps).toFixed(2)}× raw, ${(rps / tg.rps).toFixed(2)}× googleapis`,
-                goal: "(as the engine sees it)",
-            });
-        } else {
-            log("the engine's grpc-go client is not built (npm run tools): that figure is left out");
-        }
-        rows.push({ figure: "invoke: googleapis servicemanagement (peer)", value: fmt(tg), ratio: `${(tg.rps / tr.rps).toFixed(2)}× raw`, goal: "" });
 
-        // 4. Coalescing: identical lookups in flight together share one upstream request.
+        // Coalescing: identical lookups in flight together share one upstream request.
         log(`coalescing, ${N.coalesce} identical and ${N.coalesce} distinct lookups`);
         await emu.admin("/__emulator/faults", { latencyMs: 200, minLatencyMs: 200 });
         await emu.admin("/__emulator/requests:reset", {});
@@ -312,11 +365,9 @@ async function main(): Promise<void> {
         await Promise.all(Array.from({ length: N.coalesce }, (_, i) => clients.plugin(i + 1)));
         const distinct = (await emu.admin("/__emulator/requests")).count!;
         await emu.admin("/__emulator/faults", { latencyMs: 0, minLatencyMs: 0 });
-        rows.push({ figure: `coalescing: ${N.coalesce} identical concurrent lookups`, value: `${identical} upstream`, ratio: "", goal: "1", met: identical === 1 });
-        rows.push({ figure: `coalescing: ${N.coalesce} distinct concurrent lookups`, value: `${distinct} upstream`, ratio: "", goal: String(N.coalesce), met: distinct === N.coalesce });
-        await plugin.stop();
+        await stopPlugin(plugin);
 
-        // 5. Emulator capacity: its own req/s under the raw client, so it is never the bottleneck of (3).
+        // The emulator's own capacity under the raw client, to show it is not the bottleneck of the figures above.
         log(`emulator capacity, ${N.capacitySeconds}s at concurrency 64`);
         const raw64 = rawClient(emu);
         let done = 0;
@@ -326,62 +377,104 @@ async function main(): Promise<void> {
             while (now() < until) await raw64(done++);
         }));
         const capacity = (done / (now() - started)) * 1000;
-        rows.push({ figure: "emulator: getIamPolicy capacity", value: `${capacity.toFixed(0)} req/s`, ratio: `${(capacity / tp.rps).toFixed(1)}× plugin`,
-            goal: "≥ 5000 req/s", met: capacity >= 5000 });
+        return {
+            invokes: N.invokes, reps: N.throughputReps, concurrency: N.concurrency,
+            plugin: stat(runs.plugin), raw: stat(runs.raw), googleapis: stat(runs.googleapis),
+            go: "bin" in go ? stat(goRuns) : go,
+            coalesce: { lookups: N.coalesce, identical, distinct },
+            capacity,
+        };
     } finally {
-        emu.child.kill("SIGINT");
-    }
-
-    // 7. What users wait for: `pulumi up` / `pulumi destroy` of many Members on one service, real engine.
-    const missing = quick ? "--quick" : toolsMissing();
-    if (missing) {
-        log(`engine figures skipped: ${missing}`);
-        rows.push({ figure: "engine: pulumi up / destroy of 100 ServiceIamMembers", value: "skipped", ratio: missing, goal: "" });
-    } else {
-        const runs = await engineRuns(N.members, [0, 100], log);
-        for (const r of runs) {
-            rows.push({ figure: `engine: pulumi up, ${r.members} ServiceIamMembers, ${r.latencyMs} ms API latency`, value: `${(r.upMs / 1000).toFixed(1)} s`,
-                ratio: `${r.upCalls} API calls`, goal: "≤ 30 calls", met: r.upCalls <= 30 });
-            rows.push({ figure: `engine: pulumi destroy, ${r.members} ServiceIamMembers, ${r.latencyMs} ms API latency`, value: `${(r.destroyMs / 1000).toFixed(1)} s`,
-                ratio: `${r.destroyCalls} API calls`, goal: "≤ 30 calls", met: r.destroyCalls <= 30 });
-        }
-        const slowdown = runs[1].upMs / runs[0].upMs;
-        rows.push({ figure: "engine: pulumi up at 100 ms latency vs 0 ms", value: `${slowdown.toFixed(2)}×`, ratio: "", goal: "≤ 1.5×", met: slowdown <= 1.5 });
-        const lookups = await lookupRun(100, log);
-        rows.push({ figure: `engine: ${lookups.count} distinct consumer lookups, TypeScript program (Automation API up)`,
-            value: `${(lookups.upMs / 1000).toFixed(1)} s`, ratio: `${lookups.calls} API calls`, goal: "" });
-    }
-
-    const table = [
-        "| figure | value | ratio | goal | met |",
-        "|---|---|---|---|---|",
-        ...rows.map((r) => `| ${r.figure} | ${r.value} | ${r.ratio} | ${r.goal} | ${r.met === undefined ? "" : r.met ? "yes" : "no"} |`),
-    ].join("\n");
-    process.stdout.write(`${table}\n`);
-    const out = args.out ?? (args.write ? path.join(ROOT, "BENCHMARKS.md") : path.join(ROOT, "build", "benchmarks.md"));
-    if (!quick) {
-        const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-        const doc = [
-            "# Benchmarks",
-            "",
-            "Measured by `npm run bench` in one run: each comparison interleaved, repeated, medians reported.",
-            "Loopback only; the emulator runs as its own process. These machines are noisy: compare ratios within a run.",
-            "",
-            `Machine: ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
-            `Counts: start ${N.startReps} repetitions; invokes ${N.invokes} × ${N.throughputReps} at concurrency ${N.concurrency}; memory ${N.memoryInvokes} invokes; coalescing ${N.coalesce}.`,
-            "",
-            table,
-            "",
-        ].join("\n");
-        // What people wrote below the marker (analysis, earlier runs) is kept; the run above it is replaced.
-        const marker = "<!-- everything above is written by npm run bench -->";
-        const previous = fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "";
-        const kept = previous.includes(marker) ? previous.slice(previous.indexOf(marker)) : `${marker}\n`;
-        fs.writeFileSync(out, `${doc}\n${kept}`);
-        log(`wrote ${path.relative(process.cwd(), out)}`);
+        await stopPlugin(plugin);
     }
 }
 
+/** 4. What users wait for: `pulumi up` / `pulumi destroy` of many Members on one service, with the real engine. */
+async function measureEngine(log: Log): Promise<EngineFigures | Missing> {
+    const missing = quick ? "--quick" : toolsMissing();
+    if (missing) {
+        log(`engine figures skipped: ${missing}`);
+        return { missing };
+    }
+    const schedule = Array.from({ length: N.engineReps }, () => N.engineLatencies).flat();
+    const runs = await engineRuns(N.members, schedule, log);
+    const lookups = await lookupRun(100, log);
+    return {
+        members: N.members,
+        reps: N.engineReps,
+        latencies: N.engineLatencies.map((latencyMs) => {
+            const at = runs.filter((r) => r.latencyMs === latencyMs);
+            return { latencyMs, upMs: at.map((r) => r.upMs), destroyMs: at.map((r) => r.destroyMs), upCalls: at.map((r) => r.upCalls), destroyCalls: at.map((r) => r.destroyCalls) };
+        }),
+        lookups,
+    };
+}
+
+/** The commit measured, and whether tracked files had changes. */
+function commit(): string {
+    try {
+        const head = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+        const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+        return dirty ? `${head} with uncommitted changes` : head;
+    } catch {
+        return "unknown (not a git checkout)";
+    }
+}
+
+async function main(): Promise<void> {
+    const runs = (s: Section) => !only || only.includes(s);
+    const log: Log = (m) => process.stderr.write(`bench: ${m}\n`);
+    const at = new Date();
+    const measured = commit();
+    const results: Results = {};
+
+    let installed: string | undefined;
+    if (runs("start") || runs("memory")) {
+        log("building the plugin tarball (scripts/package.sh) and extracting it under build/bench/plugin");
+        installed = installPlugin();
+    }
+    if (runs("start")) results.start = await measureStart(installed!, log);
+    if (runs("memory") || runs("invoke")) {
+        const emu = await startEmulator();
+        try {
+            if (runs("memory")) results.memory = await measureMemory(emu, installed!, log);
+            if (runs("invoke")) results.invoke = await measureInvoke(emu, log);
+        } finally {
+            emu.child.kill("SIGINT");
+        }
+    }
+    if (runs("engine")) results.engine = await measureEngine(log);
+
+    process.stdout.write(`${table(rowsFor(results))}\n`);
+    const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+    const doc = document(results, {
+        at,
+        commit: measured,
+        machine: `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
+        counts: `start ${N.startReps} repetitions; memory ${N.warmup} warm-up + ${N.memoryInvokes} invokes; invokes ${N.invokes} × ${N.throughputReps} at ` +
+            `concurrency ${N.concurrency}; coalescing ${N.coalesce}; engine ${N.members} Members, ${N.engineReps} repetitions per latency`,
+        quick,
+        only,
+    });
+    const out = typeof args.out === "string" ? path.resolve(args.out) : args.write ? path.join(ROOT, "BENCHMARKS.md") : path.join(ROOT, "build", "benchmarks.md");
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, doc);
+    log(`wrote ${path.relative(process.cwd(), out)}`);
+}
+
+/** What is wrong with the command line, if anything. */
+function usageError(): string | undefined {
+    const unknown = (only ?? []).filter((s) => !(SECTIONS as readonly string[]).includes(s));
+    if (unknown.length) return `--only: unknown section(s) ${unknown.join(", ")}; the sections are ${SECTIONS.join(", ")}`;
+    if (args.write && (quick || only)) return "--write records a full run in BENCHMARKS.md: not with --quick or --only";
+    return undefined;
+}
+
+const usage = usageError();
+if (usage) {
+    process.stderr.write(`bench: ${usage}\n`);
+    process.exit(2);
+}
 main().then(() => process.exit(0), (e: unknown) => {
     process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
     process.exit(1);

@@ -30,33 +30,41 @@ function program(name: string, members: number): string {
     return [`name: ${name}`, "runtime: yaml", "resources:", ...resources, ""].join("\n");
 }
 
-/** `pulumi up` then `pulumi destroy` of `members` Members, at each latency, in one sandbox. */
+/**
+ * `pulumi up` then `pulumi destroy` of `members` Members, once per entry of `latencies`, in that order (so that
+ * repetitions can be interleaved): each run on a fresh stack in its own project, against a fresh emulator; one
+ * sandbox (the plugin installed once), removed at the end.
+ */
 export async function engineRuns(members: number, latencies: number[], log: (m: string) => void): Promise<EngineRun[]> {
     const sb = await PulumiSandbox.create("bench");
     const runs: EngineRun[] = [];
-    for (const latencyMs of latencies) {
-        const emu = await startEmulator({ accessTokens: [TOKEN] });
-        try {
-            emu.createService(SERVICE, "bench-project");
-            const name = `members-${latencyMs}ms`;
-            const dir = sb.project(name, { "Pulumi.yaml": program(name, members) });
-            await sb.initStack(dir, emu.url, TOKEN);
-            emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
-            log(`engine: up of ${members} members at ${latencyMs} ms API latency`);
-            emu.resetRequests();
-            let started = Date.now();
-            await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
-            const upMs = Date.now() - started;
-            const upCalls = emu.requestCount;
-            const granted = (emu.getPolicy(`services/${SERVICE}`).bindings ?? []).flatMap((b) => b.members).length;
-            if (granted !== members) throw new Error(`up granted ${granted} members, not ${members}`);
-            emu.resetRequests();
-            started = Date.now();
-            await sb.pulumi(["destroy", "--yes", "--skip-preview"], dir);
-            runs.push({ members, latencyMs, upMs, upCalls, destroyMs: Date.now() - started, destroyCalls: emu.requestCount });
-        } finally {
-            await emu.close();
+    try {
+        for (const [i, latencyMs] of latencies.entries()) {
+            const emu = await startEmulator({ accessTokens: [TOKEN] });
+            try {
+                emu.createService(SERVICE, "bench-project");
+                const name = `members-${i + 1}-${latencyMs}ms`;
+                const dir = sb.project(name, { "Pulumi.yaml": program(name, members) });
+                await sb.initStack(dir, emu.url, TOKEN);
+                emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
+                log(`engine: up of ${members} members at ${latencyMs} ms API latency (run ${i + 1} of ${latencies.length})`);
+                emu.resetRequests();
+                let started = Date.now();
+                await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
+                const upMs = Date.now() - started;
+                const upCalls = emu.requestCount;
+                const granted = (emu.getPolicy(`services/${SERVICE}`).bindings ?? []).flatMap((b) => b.members).length;
+                if (granted !== members) throw new Error(`up granted ${granted} members, not ${members}`);
+                emu.resetRequests();
+                started = Date.now();
+                await sb.pulumi(["destroy", "--yes", "--skip-preview"], dir);
+                runs.push({ members, latencyMs, upMs, upCalls, destroyMs: Date.now() - started, destroyCalls: emu.requestCount });
+            } finally {
+                await emu.close();
+            }
         }
+    } finally {
+        sb.dispose();
     }
     return runs;
 }
@@ -92,5 +100,6 @@ export async function lookupRun(count: number, log: (m: string) => void): Promis
         return { count, upMs, calls: emu.requestCount };
     } finally {
         await emu.close();
+        sb.dispose();
     }
 }

@@ -24,7 +24,7 @@ DOTNET_VERSION=3.100.0
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-resource-cloud/tools/v${PULUMI_VERSION}"
 bin="$cache/bin"
-TOOLS="pulumi cloud-codegen invoke-load pulumi-language-yaml pulumi-language-java pulumi-language-dotnet"
+TOOLS="pulumi cloud-codegen invoke-load grpc-floor pulumi-language-yaml pulumi-language-java pulumi-language-dotnet"
 
 if [ "${1:-}" = "--print" ]; then echo "$bin"; exit 0; fi
 force=0; [ "${1:-}" = "--force" ] && force=1
@@ -84,6 +84,7 @@ build() { # module-dir package output
 build pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi pulumi
 build pulumi ./cmd/cloud-codegen cloud-codegen
 build pulumi ./cmd/invoke-load invoke-load
+build pulumi ./cmd/grpc-floor grpc-floor
 build yaml github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml pulumi-language-yaml
 build java github.com/pulumi/pulumi-java/pkg/cmd/pulumi-language-java pulumi-language-java
 build dotnet github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3 pulumi-language-dotnet

@@ -1,0 +1,366 @@
+// What `npm run bench` prints and writes, from one run's figures: the table, and the document (build/benchmarks.md,
+// or BENCHMARKS.md with --write) with the run's date, commit and machine, an analysis generated from the same
+// figures, and how each figure is measured. Pure functions: bench.ts measures, this module only formats.
+
+/** The Go peer's figure (from the issue): the Terraform google-beta provider prints its handshake 63 ms after spawn. */
+export const GO_PEER_MS = 63;
+export const RSS_GOAL_MB = 80;
+export const GROWTH_GOAL_PCT = 10;
+export const ENGINE_RATIO_GOAL = 1.5;
+export const ENGINE_CALLS_GOAL = 30;
+
+export interface Row {
+    figure: string;
+    value: string;
+    ratio: string;
+    goal: string;
+    met?: boolean;
+}
+
+/** A figure that could not be measured, and why. */
+export interface Missing {
+    missing: string;
+}
+
+/** Medians of spawn → first line of stdout, in ms. */
+export interface StartFigures {
+    reps: number;
+    /** The launcher from the installed tarball. */
+    installed: number;
+    /** bin/pulumi-resource-cloud, running the compiled build/ tree. */
+    dev: number;
+    /** `node` printing a line. */
+    node: number;
+    /** The same with NODE_EXTRA_CA_CERTS unset, when the environment sets it. */
+    nodeNoCa?: number;
+    /** A bare @grpc/grpc-js server. */
+    grpcJs: number;
+    /** A toy provider on the stock @pulumi/pulumi provider.main. */
+    stock: number;
+    /** A bare grpc-go server. */
+    go: number | Missing;
+}
+
+export interface MemoryFigures {
+    warmup: number;
+    invokes: number;
+    /** RSS of the installed plugin, MB. */
+    idleMb: number;
+    warmMb: number;
+    afterMb: number;
+    /** Idle RSS of the dev launcher, MB. */
+    devIdleMb: number;
+}
+
+/** One client's invoke figures (medians over the repetitions); CPU per call in ms. */
+export interface ClientFigures {
+    rps: number;
+    p50: number;
+    p99: number;
+    cpuClient: number;
+    cpuEmulator: number;
+    /** CPU of the plugin, when the calls go through it. */
+    cpuPlugin?: number;
+}
+
+export interface InvokeFigures {
+    invokes: number;
+    reps: number;
+    concurrency: number;
+    plugin: ClientFigures;
+    raw: ClientFigures;
+    googleapis: ClientFigures;
+    /** The plugin called by the engine's grpc-go client (invoke-load). */
+    go: ClientFigures | Missing;
+    coalesce: { lookups: number; identical: number; distinct: number };
+    /** The emulator's own getIamPolicy capacity, req/s. */
+    capacity: number;
+}
+
+/** Every run of one latency, in run order. */
+export interface EngineLatency {
+    latencyMs: number;
+    upMs: number[];
+    destroyMs: number[];
+    upCalls: number[];
+    destroyCalls: number[];
+}
+
+export interface EngineFigures {
+    members: number;
+    reps: number;
+    latencies: EngineLatency[];
+    lookups: { count: number; upMs: number; calls: number };
+}
+
+export interface Results {
+    start?: StartFigures;
+    memory?: MemoryFigures;
+    invoke?: InvokeFigures;
+    engine?: EngineFigures | Missing;
+}
+
+export const median = (xs: number[]): number => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const isMissing = <T extends object>(x: T | Missing): x is Missing => "missing" in x;
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+const mb = (x: number) => `${x.toFixed(1)} MB`;
+const sec = (x: number) => `${(x / 1000).toFixed(1)} s`;
+const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+const signed = (pct: number) => `${pct >= 0 ? "+" : ""}${pct.toFixed(1)}%`;
+const span = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? String(xs[0]) : `${Math.min(...xs)}–${Math.max(...xs)}`);
+const metWord = (met: boolean) => (met ? "met" : "not met");
+
+const growthPct = (m: MemoryFigures) => (m.afterMb / m.warmMb - 1) * 100;
+
+/** The engine's up ratio: median wall time at the highest latency over the median at 0 ms. */
+export function engineRatio(e: EngineFigures): { slow: EngineLatency; fast: EngineLatency; ratio: number } | undefined {
+    const fast = e.latencies.find((l) => l.latencyMs === 0);
+    const slow = [...e.latencies].sort((a, b) => b.latencyMs - a.latencyMs)[0];
+    if (!fast || !slow || slow === fast) return undefined;
+    return { fast, slow, ratio: median(slow.upMs) / median(fast.upMs) };
+}
+
+/** The table's rows, from the figures. */
+export function rowsFor(r: Results): Row[] {
+    const rows: Row[] = [];
+    if (r.start) {
+        const s = r.start;
+        const go = typeof s.go === "number" ? s.go : undefined;
+        rows.push({
+            figure: "start: installed plugin, spawn → port",
+            value: ms(s.installed),
+            ratio: go === undefined ? `${times(s.installed, s.node)} node floor (no Go floor)` : `${times(s.installed, go)} Go floor, ${times(s.installed, s.node)} node floor`,
+            goal: go === undefined ? `≤ ${GO_PEER_MS} ms (the Go peer's figure): not checked without the Go floor` : `≤ ${GO_PEER_MS} ms (the Go peer's figure)`,
+            met: go === undefined ? undefined : s.installed <= GO_PEER_MS,
+        });
+        if (go !== undefined) rows.push({ figure: "start: bare grpc-go server (Go floor)", value: ms(go), ratio: "1.00×", goal: "" });
+        rows.push({ figure: "start: node printing a line (Node floor)", value: ms(s.node), ratio: go === undefined ? "1.00×" : `${times(s.node, go)} Go floor`, goal: "" });
+        if (s.nodeNoCa !== undefined) {
+            rows.push({ figure: "start: node printing a line, NODE_EXTRA_CA_CERTS unset (reference)", value: ms(s.nodeNoCa), ratio: `${times(s.nodeNoCa, s.node)} node floor`, goal: "" });
+        }
+        rows.push({ figure: "start: bare @grpc/grpc-js server (floor)", value: ms(s.grpcJs), ratio: `${times(s.grpcJs, s.node)} node floor`, goal: "" });
+        rows.push({ figure: "start: toy provider on stock provider.main (peer)", value: ms(s.stock), ratio: `${times(s.stock, s.node)} node floor`, goal: "" });
+        rows.push({ figure: "start: dev launcher bin/pulumi-resource-cloud (build/ tree, not installed), spawn → port", value: ms(s.dev),
+            ratio: `${times(s.dev, s.installed)} installed`, goal: "" });
+    }
+    if (r.memory) {
+        const m = r.memory;
+        const growth = growthPct(m);
+        rows.push({ figure: "memory: RSS idle after Configure (installed plugin)", value: mb(m.idleMb), ratio: "", goal: `≤ ${RSS_GOAL_MB} MB`, met: m.idleMb <= RSS_GOAL_MB });
+        rows.push({ figure: `memory: RSS after ${m.warmup} warm-up invokes (libraries loaded, code optimized)`, value: mb(m.warmMb), ratio: "",
+            goal: `≤ ${RSS_GOAL_MB} MB`, met: m.warmMb <= RSS_GOAL_MB });
+        rows.push({ figure: `memory: RSS after ${m.invokes} more invokes`, value: mb(m.afterMb),
+            ratio: `${signed(growth)} vs warm, ${signed((m.afterMb / m.idleMb - 1) * 100)} vs idle`,
+            goal: `≤ ${RSS_GOAL_MB} MB, growth ≤ ${GROWTH_GOAL_PCT}%`, met: growth <= GROWTH_GOAL_PCT && m.afterMb <= RSS_GOAL_MB });
+        rows.push({ figure: "memory: RSS idle after Configure (dev launcher)", value: mb(m.devIdleMb), ratio: `${times(m.devIdleMb, m.idleMb)} installed`, goal: "" });
+    }
+    if (r.invoke) {
+        const v = r.invoke;
+        const fmt = (c: ClientFigures) => `${c.rps.toFixed(0)} req/s, p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms; CPU per call: ` +
+            `${c.cpuPlugin === undefined ? "" : `plugin ${c.cpuPlugin.toFixed(2)} ms, `}client ${c.cpuClient.toFixed(2)} ms, emulator ${c.cpuEmulator.toFixed(2)} ms`;
+        rows.push({ figure: "invoke: plugin over gRPC", value: fmt(v.plugin), ratio: `${times(v.plugin.rps, v.raw.rps)} raw, ${times(v.plugin.rps, v.googleapis.rps)} googleapis`,
+            goal: "≥ 0.6× raw, ≥ 2× googleapis", met: v.plugin.rps >= 0.6 * v.raw.rps && v.plugin.rps >= 2 * v.googleapis.rps });
+        rows.push({ figure: "invoke: raw keep-alive HTTP (floor)", value: fmt(v.raw), ratio: "1.00×", goal: "" });
+        if (!isMissing(v.go)) {
+            rows.push({ figure: "invoke: plugin, called by the engine's grpc-go client", value: fmt(v.go),
+                ratio: `${times(v.go.rps, v.raw.rps)} raw, ${times(v.go.rps, v.googleapis.rps)} googleapis`, goal: "(as the engine sees it)" });
+        }
+        rows.push({ figure: "invoke: googleapis servicemanagement (peer)", value: fmt(v.googleapis), ratio: `${times(v.googleapis.rps, v.raw.rps)} raw`, goal: "" });
+        const c = v.coalesce;
+        rows.push({ figure: `coalescing: ${c.lookups} identical concurrent lookups`, value: `${c.identical} upstream`, ratio: "", goal: "1", met: c.identical === 1 });
+        rows.push({ figure: `coalescing: ${c.lookups} distinct concurrent lookups`, value: `${c.distinct} upstream`, ratio: "", goal: String(c.lookups), met: c.distinct === c.lookups });
+        rows.push({ figure: "emulator: getIamPolicy capacity", value: `${v.capacity.toFixed(0)} req/s`, ratio: `${(v.capacity / v.plugin.rps).toFixed(1)}× plugin`,
+            goal: "≥ 5000 req/s", met: v.capacity >= 5000 });
+    }
+    if (r.engine) {
+        const e = r.engine;
+        if (isMissing(e)) {
+            rows.push({ figure: "engine: pulumi up / destroy of 100 ServiceIamMembers", value: "skipped", ratio: e.missing, goal: "" });
+        } else {
+            const value = (xs: number[]) => `${sec(median(xs))} (${(Math.min(...xs) / 1000).toFixed(1)}–${sec(Math.max(...xs))})`;
+            for (const l of e.latencies) {
+                const what = `${e.members} ServiceIamMembers, ${l.latencyMs} ms API latency, median of ${l.upMs.length}`;
+                rows.push({ figure: `engine: pulumi up, ${what}`, value: value(l.upMs), ratio: `${span(l.upCalls)} API calls`,
+                    goal: `≤ ${ENGINE_CALLS_GOAL} calls`, met: Math.max(...l.upCalls) <= ENGINE_CALLS_GOAL });
+                rows.push({ figure: `engine: pulumi destroy, ${what}`, value: value(l.destroyMs), ratio: `${span(l.destroyCalls)} API calls`,
+                    goal: `≤ ${ENGINE_CALLS_GOAL} calls`, met: Math.max(...l.destroyCalls) <= ENGINE_CALLS_GOAL });
+            }
+            const er = engineRatio(e);
+            if (er) {
+                rows.push({ figure: `engine: pulumi up at ${er.slow.latencyMs} ms latency vs 0 ms (medians)`, value: `${er.ratio.toFixed(2)}×`, ratio: "",
+                    goal: `≤ ${ENGINE_RATIO_GOAL}×`, met: er.ratio <= ENGINE_RATIO_GOAL });
+            }
+            rows.push({ figure: `engine: ${e.lookups.count} distinct consumer lookups, TypeScript program (Automation API up)`,
+                value: sec(e.lookups.upMs), ratio: `${e.lookups.calls} API calls`, goal: "" });
+        }
+    }
+    return rows;
+}
+
+export function table(rows: Row[]): string {
+    return [
+        "| figure | value | ratio | goal | met |",
+        "|---|---|---|---|---|",
+        ...rows.map((r) => `| ${r.figure} | ${r.value} | ${r.ratio} | ${r.goal} | ${r.met === undefined ? "" : r.met ? "yes" : "no"} |`),
+    ].join("\n");
+}
+
+/** Sentences computed from the figures: which goals are met, and what the start time is made of. */
+export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
+    const out: string[] = [];
+    const judged = rows.filter((row) => row.met !== undefined);
+    const notMet = judged.filter((row) => row.met === false);
+    out.push(`**Goals**: ${judged.length - notMet.length} of ${judged.length} met` +
+        (notMet.length ? `; not met: ${notMet.map((row) => `${row.figure} — ${row.value.split(";")[0]}${row.ratio ? `, ${row.ratio}` : ""}, goal ${row.goal}`).join("; ")}.` : "."));
+
+    if (r.start) {
+        const s = r.start;
+        const p = s.installed;
+        let t = `**Start**: the installed plugin prints its port ${ms(p)} after spawn (median of ${s.reps}). `;
+        if (typeof s.go === "number") {
+            t += `The goal, ≤ ${GO_PEER_MS} ms (the Go peer's figure), is ` +
+                (p <= GO_PEER_MS ? `met, ${ms(GO_PEER_MS - p)} under it` : `missed by ${ms(p - GO_PEER_MS)}`) +
+                `. A bare grpc-go server prints its port in ${ms(s.go)} in the same run: the plugin takes ${times(p, s.go)} the Go floor.`;
+        } else {
+            t += `The goal (≤ ${GO_PEER_MS} ms) is not checked: the Go floor was not measured (${s.go.missing}).`;
+        }
+        out.push(t);
+        const own = p - s.node;
+        let split = `**Where the start time goes**: ${ms(s.node)} of it (${((s.node / p) * 100).toFixed(0)}%) is Node starting and printing a line ` +
+            `(the Node floor); the other ${ms(own)} is the plugin's own (loading its bundle, starting its gRPC server). For comparison, a bare ` +
+            `@grpc/grpc-js server takes ${ms(s.grpcJs - s.node)} over the Node floor and a toy provider on the stock provider.main ${ms(s.stock - s.node)}. `;
+        split += s.node >= GO_PEER_MS
+            ? `The Node floor alone is ${ms(s.node - GO_PEER_MS)} over the ${GO_PEER_MS} ms goal: by this run's medians, no plugin that starts ` +
+              "Node the way the launcher does (`exec node`) can meet it in this environment."
+            : `That leaves ${ms(GO_PEER_MS - s.node)} over the Node floor for the plugin's own start to meet the goal; it uses ${ms(own)}.`;
+        if (s.nodeNoCa !== undefined) {
+            split += ` With NODE_EXTRA_CA_CERTS unset, the Node floor is ${ms(s.nodeNoCa)}: that variable, set in this environment (and inherited ` +
+                `by plugins, as the engine passes its environment on), costs ${ms(s.node - s.nodeNoCa)} at every Node start here.`;
+        }
+        out.push(split);
+        out.push(`**Dev launcher**: \`bin/pulumi-resource-cloud\` (the compiled build/ tree) takes ${ms(s.dev)}, ` +
+            `${s.dev >= p ? `${ms(s.dev - p)} more` : `${ms(p - s.dev)} less`} than the installed bundle.`);
+    }
+
+    if (r.memory) {
+        const m = r.memory;
+        const growth = growthPct(m);
+        const over = [m.idleMb, m.warmMb, m.afterMb].some((x) => x > RSS_GOAL_MB);
+        out.push(`**Memory** (installed plugin): ${mb(m.idleMb)} idle after Configure, ${mb(m.warmMb)} after ${m.warmup} warm-up invokes, ` +
+            `${mb(m.afterMb)} after ${m.invokes} more (${signed(growth)} from warm). RSS ≤ ${RSS_GOAL_MB} MB throughout: ${metWord(!over)}; ` +
+            `growth ≤ ${GROWTH_GOAL_PCT}%: ${metWord(growth <= GROWTH_GOAL_PCT)}. The dev launcher idles at ${mb(m.devIdleMb)}.`);
+    }
+
+    if (r.invoke) {
+        const v = r.invoke;
+        const total = (c: ClientFigures) => c.cpuClient + c.cpuEmulator + (c.cpuPlugin ?? 0);
+        let t = `**Invoke**: through the plugin with a JavaScript gRPC client, ${v.plugin.rps.toFixed(0)} req/s: ${times(v.plugin.rps, v.raw.rps)} ` +
+            `the raw HTTP floor and ${times(v.plugin.rps, v.googleapis.rps)} googleapis (goal ≥ 0.6× and ≥ 2×: ` +
+            `${metWord(v.plugin.rps >= 0.6 * v.raw.rps && v.plugin.rps >= 2 * v.googleapis.rps)}). CPU per call, all processes: ` +
+            `${total(v.raw).toFixed(2)} ms on the raw path, ${total(v.googleapis).toFixed(2)} ms with googleapis, ${total(v.plugin).toFixed(2)} ms ` +
+            `through the plugin (of which the plugin ${(v.plugin.cpuPlugin ?? 0).toFixed(2)} ms).`;
+        if (!isMissing(v.go)) {
+            t += ` With the engine's grpc-go client the plugin answers ${v.go.rps.toFixed(0)} req/s (${times(v.go.rps, v.raw.rps)} raw, ` +
+                `${times(v.go.rps, v.googleapis.rps)} googleapis; ${total(v.go).toFixed(2)} ms of CPU per call in all).`;
+        } else {
+            t += ` The engine's grpc-go client was not measured (${v.go.missing}).`;
+        }
+        out.push(t);
+        out.push(`**Coalescing**: ${v.coalesce.lookups} identical concurrent lookups made ${v.coalesce.identical} upstream request(s); ` +
+            `${v.coalesce.lookups} distinct ones made ${v.coalesce.distinct}. The emulator serves ${v.capacity.toFixed(0)} req/s on its own, ` +
+            `${(v.capacity / v.plugin.rps).toFixed(1)}× the plugin's rate` +
+            (v.capacity >= 2 * v.plugin.rps ? ": it does not limit the invoke figures." : ": close enough that it may limit the invoke figures."));
+    }
+
+    if (r.engine) {
+        const e = r.engine;
+        if (isMissing(e)) {
+            out.push(`**Engine**: not measured (${e.missing}).`);
+        } else {
+            const er = engineRatio(e);
+            const perLatency = e.latencies.map((l) => `${sec(median(l.upMs))} at ${l.latencyMs} ms`).join(", ");
+            let t = `**Engine**: \`pulumi up\` of ${e.members} ServiceIamMembers takes ${perLatency} of API latency (medians of ${e.reps}, interleaved)`;
+            t += er ? `: ${er.ratio.toFixed(2)}× (goal ≤ ${ENGINE_RATIO_GOAL}×: ${metWord(er.ratio <= ENGINE_RATIO_GOAL)}).` : ".";
+            const allCalls = e.latencies.flatMap((l) => [...l.upCalls, ...l.destroyCalls]);
+            t += ` \`pulumi destroy\`: ${e.latencies.map((l) => `${sec(median(l.destroyMs))} at ${l.latencyMs} ms`).join(", ")}. API calls per run: ` +
+                `up ${span(e.latencies.flatMap((l) => l.upCalls))}, destroy ${span(e.latencies.flatMap((l) => l.destroyCalls))} ` +
+                `(goal ≤ ${ENGINE_CALLS_GOAL} each: ${metWord(Math.max(...allCalls) <= ENGINE_CALLS_GOAL)}).`;
+            out.push(t);
+        }
+    }
+    return out;
+}
+
+/** How each figure is measured. Method only: no figures here, so nothing in it can go stale. */
+const METHOD = [
+    "- **Start** is spawn → first line of stdout (the port), the median of interleaved repetitions (one warm-up round not counted; the order " +
+    "rotates each round; each process is killed and reaped before the next spawn). Every process gets the bench's own environment, as the " +
+    "engine passes its environment to plugins, so variables such as `NODE_EXTRA_CA_CERTS` count as they do for users. The plugin gets no " +
+    "arguments (the engine also passes its own address, which the plugin keeps for log messages).",
+    "  - *installed plugin*: the tarball `scripts/package.sh` builds from this checkout (`npm run package`), extracted afresh under " +
+    "`build/bench/plugin` each run; its launcher `pulumi-resource-cloud` is what the engine runs (`/bin/sh`, `exec node lib/main.js`).",
+    "  - *Go floor*: `grpc-floor` (`tools/pulumi/cmd/grpc-floor`, built by `npm run tools`), a bare grpc-go server that prints its port. " +
+    `Without the tools, its row and the goal check are left out. The goal, ${GO_PEER_MS} ms, is the Go peer's figure from the issue (the ` +
+    "Terraform google-beta provider, a Go binary, printing its handshake; median of 9 on this kind of machine); the Go floor shows what a Go " +
+    "gRPC server costs in the same run.",
+    "  - *Node floor*: `node -e` printing a line, what any plugin started with `node` pays before its own code runs; when the environment " +
+    "sets `NODE_EXTRA_CA_CERTS`, the same without it, for reference.",
+    "  - *@grpc/grpc-js floor* and *stock provider peer*: `bench/fixtures/floor.js` and `bench/fixtures/stock-provider.js`.",
+    "  - *dev launcher*: `bin/pulumi-resource-cloud`, the compiled `build/` tree the tests run; not what users install.",
+    "- **Memory**: RSS of the installed plugin configured against the emulator: idle right after Configure (before any API call loads the " +
+    "credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is judged from the " +
+    "warmed-up figure. The dev launcher's idle RSS is shown beside it.",
+    "- **Invoke**: lookups at a fixed concurrency, repeated and interleaved: through the plugin (dev launcher) with a JavaScript gRPC client " +
+    "and with the engine's own grpc-go client (`invoke-load`, built by `npm run tools`; left out without the tools), a raw keep-alive HTTP " +
+    "client straight to the emulator (floor), and the googleapis client (peer). CPU per call is each process's CPU time over a run divided " +
+    "by its calls.",
+    "- **Coalescing** holds the emulator's answer for 200 ms so that the lookups are really in flight together, and counts upstream requests " +
+    "at the emulator. **Emulator capacity** is the raw client at concurrency 64, to show whether the emulator limits the invoke figures.",
+    "- **Engine**: the real `pulumi` CLI and YAML host (built by `npm run tools`) with the plugin installed from the tarball: `pulumi up` then " +
+    "`pulumi destroy` of 100 ServiceIamMembers on one service, at 0 and 100 ms API latency alternately, each repetition on a fresh stack and " +
+    "a fresh emulator; medians and ranges reported, API calls counted at the emulator. Skipped with `--quick` or without the tools.",
+    "- Loopback only; the emulator runs as its own process. These machines are noisy and shared: compare figures within one run.",
+];
+
+export interface RunInfo {
+    /** When the run started. */
+    at: Date;
+    /** The commit measured, with a note when the tree had changes. */
+    commit: string;
+    machine: string;
+    counts: string;
+    quick: boolean;
+    /** The sections run, when not all of them. */
+    only?: string[];
+}
+
+/** The whole document: nothing in it is written by hand, so all of it describes the run it names. */
+export function document(r: Results, run: RunInfo): string {
+    const rows = rowsFor(r);
+    const kind = run.quick ? "`--quick` counts (a smoke test: not figures to quote)" : "full counts";
+    return [
+        "# Benchmarks",
+        "",
+        "Written by `npm run bench` (`npm run bench -- --write` rewrites this file): the table and the analysis are generated from the one run",
+        "named below; the method section holds no figures. Not edited by hand: re-run to refresh.",
+        "",
+        `Run: ${run.at.toISOString()} (UTC), commit ${run.commit}, ${kind}${run.only ? `, sections: ${run.only.join(", ")}` : ""}.`,
+        `Machine: ${run.machine}.`,
+        `Counts: ${run.counts}.`,
+        "",
+        table(rows),
+        "",
+        `## Analysis (generated from the run of ${run.at.toISOString()})`,
+        "",
+        ...analysis(r, rows).map((s) => `- ${s}`),
+        "",
+        "## Method",
+        "",
+        ...METHOD,
+        "",
+    ].join("\n");
+}
