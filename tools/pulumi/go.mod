@@ -1,6 +1,7 @@
 // The Pulumi engine (CLI) at the one pinned release, built from github.com/pulumi/pulumi/pkg/v3, plus
-// cloud-codegen (Pulumi's code generators for nodejs/python/go at the same release) and invoke-load (the
-// engine's grpc-go client driving Invoke, for the benchmark). Built by scripts/tools.sh
+// cloud-codegen (Pulumi's code generators for nodejs/python/go at the same release), invoke-load (the
+// engine's grpc-go client driving Invoke, for the benchmark) and grpc-floor (a bare grpc-go server: the
+// benchmark's floor for start time). Built by scripts/tools.sh
 // into a cache directory outside the repository; go.sum is committed and complete (-mod=readonly).
 module cloudtools/pulumi
 
