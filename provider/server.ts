@@ -373,16 +373,22 @@ export async function serve(log: Logger): Promise<{ port: number; shutdown(): Pr
     return {
         port,
         shutdown: () => new Promise<void>((resolve) => {
-            // Drop reads, finish writes already sent, answer the calls in flight; never hang the engine: it
-            // kills a plugin 5 s after SIGINT, so force just before that.
-            const force = setTimeout(() => {
-                server.forceShutdown();
-                resolve();
-            }, 4000);
-            void provider.drain().finally(() => server.tryShutdown(() => {
+            // Drop reads, finish writes already sent (and their confirmations), answer the calls in flight; never
+            // hang the engine: it kills a plugin 5 s after SIGINT (and waits for it before the next), so force
+            // just before that. Once drained, the calls left only have a failure to send, which takes
+            // milliseconds; a graceful close can still wait seconds on a client connection that stays open, so
+            // it gets a short grace only.
+            let force = setTimeout(() => done(true), 4000);
+            function done(forced: boolean): void {
                 clearTimeout(force);
+                if (forced) server.forceShutdown();
                 resolve();
-            }));
+            }
+            void provider.drain().finally(() => {
+                clearTimeout(force);
+                force = setTimeout(() => done(true), 250);
+                server.tryShutdown(() => done(false));
+            });
         }).finally(() => provider.close()),
     };
 }

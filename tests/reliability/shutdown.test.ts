@@ -1,8 +1,10 @@
 // Shutdown: SIGINT while 100 lookups and a policy write are in flight. The plugin exits 0 within a second,
 // and the write has either completed or not started: the policy is exactly the old one or the old one plus
-// the new grant, never anything in between.
+// the new grant, never anything in between. The engine waits for each plugin it stops before the next, so a
+// slow exit is time every `pulumi` command pays.
 
 import { expect } from "chai";
+import * as net from "net";
 import { startEmulator } from "../../emulator";
 import { policyData } from "../../provider/iam/policy";
 import { CONSUMERS_FN, Plugin } from "../support/plugin";
@@ -52,4 +54,21 @@ describe("shutdown", function () {
             }
         });
     }
+
+    it("exits within 1 s on SIGINT though a client connection stays open without a word (the engine leaves some)", async () => {
+        const plugin = await Plugin.start();
+        // Connected, no HTTP/2 preface sent: a graceful close would wait for this client to hang up.
+        const idle = net.connect(plugin.port, "127.0.0.1");
+        try {
+            await new Promise((resolve) => idle.once("connect", resolve));
+            const signalled = Date.now();
+            plugin.child.kill("SIGINT");
+            expect(await plugin.exited).to.equal(0);
+            expect(Date.now() - signalled).to.be.lessThan(1000);
+        } finally {
+            idle.destroy();
+            plugin.client.close();
+            if (plugin.child.exitCode === null) plugin.child.kill("SIGKILL");
+        }
+    });
 });
