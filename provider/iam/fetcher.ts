@@ -70,6 +70,15 @@ interface Answer {
 type Verb = "getIamPolicy" | "setIamPolicy";
 
 const READ_BODY = { options: { requestedPolicyVersion: 3 } };
+
+/** A write not confirmed yet: what it wrote, and what a policy must show for it. */
+interface Unconfirmed {
+    parent: Parent;
+    written: Policy;
+    shows(policy: Policy): boolean;
+    /** The confirming reads, once started. */
+    confirmation?: Promise<Policy | undefined>;
+}
 /** Confirmation: re-reads until a write shows, this many at most, this far apart. */
 const CONFIRM_READS = 5;
 const CONFIRM_INTERVAL_MS = 500;
@@ -78,8 +87,8 @@ export class IamFetcher {
     private readonly base: URL;
     private readonly agent: http.Agent;
     private readonly reads = new Map<string, Promise<Policy>>();
-    /** Per parent, the confirmation of its latest write: what reads wait for (undefined: it did not finish). */
-    private readonly confirmations = new Map<string, Promise<Policy | undefined>>();
+    /** Per parent, its latest write not yet confirmed (see settle()). */
+    private readonly unconfirmed = new Map<string, Unconfirmed>();
     /**
      * Reads, writes and confirmations are cancelled separately: a shutdown drops reads at once but lets writes
      * and their confirmations finish; the engine's Cancel stops all but the writes already sent.
@@ -112,8 +121,8 @@ export class IamFetcher {
      */
     getIamPolicy(parent: Parent, opts: { fresh?: boolean; unconfirmed?: boolean; deadline?: number } = {}): Promise<Policy> {
         const key = parentName(parent);
-        const confirmation = opts.unconfirmed ? undefined : this.confirmations.get(key);
-        if (confirmation) return confirmation.then((policy) => policy ?? this.getIamPolicy(parent, opts));
+        const write = opts.unconfirmed ? undefined : this.unconfirmed.get(key);
+        if (write) return this.confirm(key, write).then((policy) => policy ?? this.getIamPolicy(parent, opts));
         if (opts.fresh) return this.call(parent, "getIamPolicy", READ_BODY, opts.deadline);
         const pending = this.reads.get(key);
         if (pending) return pending;
@@ -126,7 +135,7 @@ export class IamFetcher {
     /**
      * Writes a parent's policy at version 3. With the policy's etag set, the write fails with ABORTED (409)
      * if the policy changed since it was read: the caller redoes its read-modify-write. Resolves with Google's
-     * answer (the policy as written); then, when `shows` is given, confirms the write in the background.
+     * answer (the policy as written). With `shows`, the write is then to be confirmed (see settle()).
      */
     setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs", deadline?: number,
         shows?: (policy: Policy) => boolean): Promise<Policy> {
@@ -135,32 +144,50 @@ export class IamFetcher {
                 undefined, Code.CANCELLED));
         }
         const key = parentName(parent);
+        const previous = this.unconfirmed.get(key);
         const write = this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline)
             .then((written) => {
                 // A shared read in flight may have begun before this write: no later lookup may join it.
                 this.reads.delete(key);
-                if (shows) this.confirm(parent, shows);
+                // Written on the previous write's answer and accepted by its etag: the policy was still that
+                // write's when this one landed, which confirms it. Otherwise it is confirmed by reading.
+                const chained = previous !== undefined && policy.etag !== undefined && policy.etag === previous.written.etag;
+                if (previous && !chained) void this.confirm(key, previous);
+                if (this.unconfirmed.get(key) === previous) this.unconfirmed.delete(key);
+                if (shows) this.unconfirmed.set(key, { parent, written, shows });
                 return written;
+            }, (e: unknown) => {
+                if (previous) void this.confirm(key, previous);
+                throw e;
             });
         this.track(write);
         return write;
     }
 
     /**
-     * IAM is eventually consistent: a read right after a write may not show it yet. So after a write this re-reads
-     * until the change shows (as Terraform's IAM writers do), a few times at most, and until then every read of
-     * the parent through this fetcher waits and gets that confirming read: nothing read after a write is older
-     * than the write. The writer already has Google's answer; when no re-read shows the change, another writer
-     * replaced it, and the user is told.
+     * IAM is eventually consistent: a read right after a write may not show it yet. So a write is confirmed by
+     * re-reading until the change shows (as Terraform's IAM writers do), a few times at most, and until then
+     * every read of the parent through this fetcher waits and gets that confirming read: nothing read after a
+     * write is older than the write. A writer that writes again on the answer (a batch's next cycle) confirms
+     * the previous write by the etag, so only a chain's last write is read back: when a read of the parent
+     * comes, when the writer settles, or at shutdown. The writer already has Google's answer; when no re-read
+     * shows the change, another writer replaced it, and the user is told.
      */
-    private confirm(parent: Parent, shows: (policy: Policy) => boolean): void {
+    settle(parent: Parent): void {
         const key = parentName(parent);
+        const write = this.unconfirmed.get(key);
+        if (write) void this.confirm(key, write);
+    }
+
+    /** Runs (once) the confirmation of `write`: resolves with the read that showed it, or undefined. */
+    private confirm(key: string, write: Unconfirmed): Promise<Policy | undefined> {
+        if (write.confirmation) return write.confirmation;
         const deadline = Date.now() + this.options.requestTimeoutMs;
         const signal = this.confirming.signal;
         const confirmation = (async (): Promise<Policy | undefined> => {
             for (let read = 1; ; read++) {
-                const policy = await this.call(parent, "getIamPolicy", READ_BODY, deadline, signal);
-                if (shows(policy)) return policy;
+                const policy = await this.call(write.parent, "getIamPolicy", READ_BODY, deadline, signal);
+                if (write.shows(policy)) return policy;
                 if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
                     this.options.warn?.(`the policy of ${key} was written, but ${read} re-reads since do not show the change: ` +
                         "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
@@ -173,12 +200,12 @@ export class IamFetcher {
                 this.options.warn?.(`the policy of ${key} was written, but reading it back failed: ${e instanceof Error ? e.message : String(e)}`);
             }
             return undefined;
+        }).finally(() => {
+            if (this.unconfirmed.get(key) === write) this.unconfirmed.delete(key);
         });
-        const entry = confirmation.finally(() => {
-            if (this.confirmations.get(key) === entry) this.confirmations.delete(key);
-        });
-        this.confirmations.set(key, entry);
-        this.track(entry);
+        write.confirmation = confirmation;
+        this.track(confirmation);
+        return confirmation;
     }
 
     private track(work: Promise<unknown>): void {
@@ -204,6 +231,7 @@ export class IamFetcher {
     async drain(): Promise<void> {
         this.draining = true;
         this.reading.abort();
+        for (const [key, write] of this.unconfirmed) void this.confirm(key, write);
         while (this.inFlight.size) await Promise.all(this.inFlight);
     }
 

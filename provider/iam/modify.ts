@@ -1,8 +1,9 @@
 // Read-modify-write of a policy, the way every resource writes, batched: changes to one policy that arrive
 // while a cycle is pending or running join the next cycle. A cycle reads the policy once (version 3), applies
 // every change of the batch in arrival order, and writes once with the read etag (version 3); each caller then
-// has Google's answer, and the fetcher confirms the write by re-reading (IAM is eventually consistent) while
-// the next batch gathers: reads of the policy wait for that confirmation. When another writer got in between
+// has Google's answer. The next cycle starts from that answer, and its write, accepted on that etag, confirms
+// the one before; the last write is confirmed by re-reading (IAM is eventually consistent) once the changes
+// stop, and reads of the policy wait for that (IamFetcher.settle()). When another writer got in between
 // (409 ABORTED) the whole batch is redone after a jittered backoff (1 s doubling, capped). A change the API
 // refuses (400) is found by splitting the batch, and fails alone. The result is that of running the changes
 // one after another.
@@ -118,6 +119,8 @@ async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<st
     } finally {
         q.running = false;
         q.last = undefined;
+        // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
+        iam.settle(parent);
         if (q.waiting.length === 0 && byParent.get(name) === q) byParent.delete(name);
     }
 }

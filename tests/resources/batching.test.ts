@@ -3,7 +3,7 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { useStack } from "../support/plugin";
+import { SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.batching-test-token";
 const SERVICE = "batch.endpoints.my-project.cloud.goog";
@@ -19,7 +19,9 @@ describe("batched read-modify-writes", function () {
     const stack = useStack(TOKEN, [SERVICE]);
     const members = () => (stack.emu.getPolicy(PARENT).bindings ?? []).filter((b) => b.role === ROLE).flatMap((b) => b.members).sort();
 
-    beforeEach(() => {
+    // A lookup first: it waits for the confirmation of the previous test's last write, if one is still running.
+    beforeEach(async () => {
+        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
         stack.emu.setPolicy(PARENT, {});
         stack.emu.resetRequests();
     });
@@ -31,10 +33,33 @@ describe("batched read-modify-writes", function () {
         const started = Date.now();
         await Promise.all(emails.map((m) => stack.plugin.create(MEMBER, member(m))));
         const elapsed = Date.now() - started;
+        // A lookup right after waits for the write's confirming read and is answered by it.
+        const lookup = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(JSON.parse(String(lookup.return!.policyData))).to.deep.equal({ bindings: [{ role: ROLE, members: emails }] });
         const calls = stack.emu.requestCount;
         expect(calls).to.be.at.most(15);
         expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: emails }]);
-        console.log(`      50 creates at once: ${calls} API calls, ${elapsed} ms at 100 ms per call`);
+        console.log(`      50 creates at once: ${calls} API calls (the lookup after them included), ${elapsed} ms at 100 ms per call`);
+    });
+
+    it("changes sent as earlier ones are answered chain their writes on the answers; only the last is read back", async () => {
+        // Reads lag writes by 300 ms: a chain that read between its writes would see its own changes missing.
+        stack.emu.setBehavior({ propagationMs: 300 });
+        try {
+            const waves = [0, 1, 2].map((w) => Array.from({ length: 10 }, (_, i) => `user:w${w}-${i}@example.com`));
+            for (const wave of waves) await Promise.all(wave.map((m) => stack.plugin.create(MEMBER, member(m))));
+            const lookup = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+            const all = waves.flat().sort();
+            expect(JSON.parse(String(lookup.return!.policyData)).bindings[0].members).to.deep.equal(all);
+            // One read, a write per wave (each accepted on the etag of the one before), and the confirming reads
+            // of the last, which the lookup waited for.
+            // (A 409 for a write on the previous test's last answer, which that test's reset made stale, is left out.)
+            const verbs = stack.emu.requests.filter((r) => r.status === 200).map((r) => r.path.split(":").pop());
+            expect(verbs.slice(0, 4)).to.deep.equal(["getIamPolicy", "setIamPolicy", "setIamPolicy", "setIamPolicy"]);
+            expect(verbs.slice(4).every((v) => v === "getIamPolicy")).to.equal(true);
+        } finally {
+            stack.emu.setBehavior({ propagationMs: 0 });
+        }
     });
 
     it("a change the API refuses fails alone; the rest of its batch succeeds", async () => {

@@ -26,7 +26,11 @@ describe("real-world policies and faults", function () {
     const stack = useStack(TOKEN, [SERVICE]);
     const roleMembers = (role: string) => (stack.emu.getPolicy(PARENT).bindings ?? []).filter((b) => b.role === role);
 
-    beforeEach(() => stack.emu.setPolicy(PARENT, {}));
+    // A lookup first: it waits for the confirmation of the previous test's last write, if one is still running.
+    beforeEach(async () => {
+        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        stack.emu.setPolicy(PARENT, {});
+    });
 
     it("a Binding whose member Google rewrote as deleted:… refreshes, updates and deletes without state surgery", async () => {
         const inputs = { serviceName: SERVICE, role: ROLE, members: ["user:keep@example.com", "user:leaver@example.com"] };
