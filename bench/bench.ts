@@ -396,15 +396,20 @@ async function measureEngine(log: Log): Promise<EngineFigures | Missing> {
         log(`engine figures skipped: ${missing}`);
         return { missing };
     }
-    const schedule = Array.from({ length: N.engineReps }, () => N.engineLatencies).flat();
+    // At the engine's default parallelism, and with every Member in flight at once (`--parallel N`).
+    const settings = [undefined, N.members].flatMap((parallel) => N.engineLatencies.map((latencyMs) => ({ latencyMs, parallel })));
+    const schedule = Array.from({ length: N.engineReps }, () => settings).flat();
     const runs = await engineRuns(N.members, schedule, log);
     const lookups = await lookupRun(100, log);
     return {
         members: N.members,
         reps: N.engineReps,
-        latencies: N.engineLatencies.map((latencyMs) => {
-            const at = runs.filter((r) => r.latencyMs === latencyMs);
-            return { latencyMs, upMs: at.map((r) => r.upMs), destroyMs: at.map((r) => r.destroyMs), upCalls: at.map((r) => r.upCalls), destroyCalls: at.map((r) => r.destroyCalls) };
+        // Pulumi's default (pkg/cmd/pulumi/operations/up.go): 4 × GOMAXPROCS, the CPUs the process may use.
+        defaultParallel: 4 * os.availableParallelism(),
+        latencies: settings.map(({ latencyMs, parallel }) => {
+            const at = runs.filter((r) => r.latencyMs === latencyMs && r.parallel === parallel);
+            return { latencyMs, parallel, upMs: at.map((r) => r.upMs), destroyMs: at.map((r) => r.destroyMs), upCalls: at.map((r) => r.upCalls),
+                destroyCalls: at.map((r) => r.destroyCalls) };
         }),
         lookups,
     };

@@ -9,9 +9,14 @@ const TOKEN = "ya29.bench-engine-token";
 const SERVICE = "engine.endpoints.bench-project.cloud.goog";
 const ROLE = "roles/servicemanagement.serviceConsumer";
 
-export interface EngineRun {
-    members: number;
+/** One run's settings: the API latency, and `--parallel` (undefined: the engine's default). */
+export interface EngineSetting {
     latencyMs: number;
+    parallel?: number;
+}
+
+export interface EngineRun extends EngineSetting {
+    members: number;
     upMs: number;
     upCalls: number;
     destroyMs: number;
@@ -31,34 +36,36 @@ function program(name: string, members: number): string {
 }
 
 /**
- * `pulumi up` then `pulumi destroy` of `members` Members, once per entry of `latencies`, in that order (so that
+ * `pulumi up` then `pulumi destroy` of `members` Members, once per entry of `schedule`, in that order (so that
  * repetitions can be interleaved): each run on a fresh stack in its own project, against a fresh emulator; one
  * sandbox (the plugin installed once), removed at the end.
  */
-export async function engineRuns(members: number, latencies: number[], log: (m: string) => void): Promise<EngineRun[]> {
+export async function engineRuns(members: number, schedule: EngineSetting[], log: (m: string) => void): Promise<EngineRun[]> {
     const sb = await PulumiSandbox.create("bench");
     const runs: EngineRun[] = [];
     try {
-        for (const [i, latencyMs] of latencies.entries()) {
+        for (const [i, { latencyMs, parallel }] of schedule.entries()) {
+            const flags = ["--yes", "--skip-preview", ...(parallel === undefined ? [] : ["--parallel", String(parallel)])];
             const emu = await startEmulator({ accessTokens: [TOKEN] });
             try {
                 emu.createService(SERVICE, "bench-project");
-                const name = `members-${i + 1}-${latencyMs}ms`;
+                const name = `members-${i + 1}-${latencyMs}ms${parallel === undefined ? "" : `-p${parallel}`}`;
                 const dir = sb.project(name, { "Pulumi.yaml": program(name, members) });
                 await sb.initStack(dir, emu.url, TOKEN);
                 emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
-                log(`engine: up of ${members} members at ${latencyMs} ms API latency (run ${i + 1} of ${latencies.length})`);
+                log(`engine: up of ${members} members at ${latencyMs} ms API latency${parallel === undefined ? "" : `, --parallel ${parallel}`} ` +
+                    `(run ${i + 1} of ${schedule.length})`);
                 emu.resetRequests();
                 let started = Date.now();
-                await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
+                await sb.pulumi(["up", ...flags], dir);
                 const upMs = Date.now() - started;
                 const upCalls = emu.requestCount;
                 const granted = (emu.getPolicy(`services/${SERVICE}`).bindings ?? []).flatMap((b) => b.members).length;
                 if (granted !== members) throw new Error(`up granted ${granted} members, not ${members}`);
                 emu.resetRequests();
                 started = Date.now();
-                await sb.pulumi(["destroy", "--yes", "--skip-preview"], dir);
-                runs.push({ members, latencyMs, upMs, upCalls, destroyMs: Date.now() - started, destroyCalls: emu.requestCount });
+                await sb.pulumi(["destroy", ...flags], dir);
+                runs.push({ members, latencyMs, parallel, upMs, upCalls, destroyMs: Date.now() - started, destroyCalls: emu.requestCount });
             } finally {
                 await emu.close();
             }

@@ -40,10 +40,12 @@ describe("benchmark document", () => {
         start: { reps: 15, installed: 120, dev: 130, node: 70, nodeNoCa: 25, grpcJs: 100, stock: 150, go: 5 },
         memory: { warmup: 2000, invokes: 10_000, idleMb: 57, warmMb: 75, afterMb: 78, devIdleMb: 58 },
         engine: {
-            members: 100, reps: 3, lookups: { count: 100, upMs: 5000, calls: 100 },
+            members: 100, reps: 3, defaultParallel: 8, lookups: { count: 100, upMs: 5000, calls: 100 },
             latencies: [
-                { latencyMs: 0, upMs: [10_000, 9_000, 11_000], destroyMs: [8_000, 8_000, 8_000], upCalls: [27, 27, 28], destroyCalls: [27, 27, 27] },
-                { latencyMs: 100, upMs: [13_000, 12_000, 20_000], destroyMs: [9_000, 9_000, 9_000], upCalls: [27, 27, 27], destroyCalls: [27, 27, 27] },
+                { latencyMs: 0, upMs: [1_800, 1_700, 2_100], destroyMs: [1_600, 1_600, 1_600], upCalls: [15, 15, 16], destroyCalls: [15, 15, 15] },
+                { latencyMs: 100, upMs: [3_400, 3_300, 3_600], destroyMs: [3_200, 3_200, 3_200], upCalls: [15, 15, 15], destroyCalls: [15, 15, 15] },
+                { latencyMs: 0, parallel: 100, upMs: [1_700, 1_700, 1_700], destroyMs: [1_500, 1_500, 1_500], upCalls: [3, 3, 3], destroyCalls: [3, 3, 3] },
+                { latencyMs: 100, parallel: 100, upMs: [2_000, 2_100, 2_200], destroyMs: [1_800, 1_800, 1_800], upCalls: [3, 3, 3], destroyCalls: [3, 3, 3] },
             ],
         },
     };
@@ -53,18 +55,23 @@ describe("benchmark document", () => {
         const row = (prefix: string) => rows.find((r) => r.figure.startsWith(prefix))!;
         expect(row("start: installed plugin")).to.include({ value: "120 ms", ratio: "24.00× Go floor, 1.71× node floor", met: false });
         expect(row("memory: RSS after 10000")).to.include({ met: true });
-        expect(row("engine: pulumi up at 100 ms latency vs 0 ms")).to.include({ value: "1.30×", met: true });
-        expect(row("engine: pulumi up, 100 ServiceIamMembers, 0 ms")).to.include({ value: "10.0 s (9.0–11.0 s)", ratio: "27–28 API calls", met: true });
+        expect(row("engine: pulumi up at 100 ms latency vs 0 ms, the engine's default parallelism (8)")).to.include({ value: "1.89×", met: false });
+        expect(row("engine: pulumi up at 100 ms latency vs 0 ms, --parallel 100")).to.include({ value: "1.24×", met: true });
+        // 1.8 s + ⌈100 / 8⌉ = 13 writes in a row × 100 ms.
+        expect(row("engine: least pulumi up can take at 100 ms, the engine's default parallelism (8)")).to.include({ value: "3.1 s", ratio: "measured 1.10× this; 1.72× the 0 ms run" });
+        expect(row("engine: pulumi up, 100 ServiceIamMembers, 0 ms API latency, the engine's default parallelism (8)"))
+            .to.include({ value: "1.8 s (1.7–2.1 s)", ratio: "15–16 API calls", met: true });
     });
 
     it("writes an analysis computed from the same figures", () => {
         const text = analysis(results).join("\n");
-        expect(text).to.contain("**Goals**: 8 of 9 met; not met: start: installed plugin, spawn → port — 120 ms, 24.00× Go floor, 1.71× node floor, goal ≤ 63 ms");
+        expect(text).to.contain("**Goals**: 12 of 14 met; not met: start: installed plugin, spawn → port — 120 ms, 24.00× Go floor, 1.71× node floor, goal ≤ 63 ms");
         expect(text).to.contain("missed by 57 ms");
-        expect(text).to.contain("70 ms of it (58%) is Node starting");
-        expect(text).to.contain("The Node floor alone is 7 ms over the 63 ms goal");
-        expect(text).to.contain("costs 45 ms at every Node start");
-        expect(text).to.contain("1.30× (goal ≤ 1.5×: met)");
+        expect(text).to.contain("25 ms of it (21%) is Node starting and printing a line (the Node floor, as the launcher starts Node");
+        expect(text).to.contain("`node` takes 70 ms");
+        expect(text).to.contain("45 ms that the launcher defers");
+        expect(text).to.contain("1.89× (goal ≤ 1.5×: not met)");
+        expect(text).to.contain("so 100 Creates need 13 writes one after another: at 100 ms that is 1.3 s on top of the 0 ms run, so up cannot take less than 3.1 s");
     });
 
     it("leaves out the Go floor and the goal check when the tools are not built", () => {
@@ -75,7 +82,7 @@ describe("benchmark document", () => {
         const doc = document(noGo, { at: new Date(0), commit: "abc", machine: "m", counts: "c", quick: false });
         expect(doc).to.contain("Run: 1970-01-01T00:00:00.000Z (UTC), commit abc, full counts.");
         expect(doc).to.contain("is not checked: the Go floor was not measured (the tools are not built");
-        expect(doc).to.contain("That leaves 23 ms over the Node floor");
-        expect(doc).not.to.contain("NODE_EXTRA_CA_CERTS unset, the Node floor");
+        expect(doc).to.contain("40 ms of it (33%) is Node starting and printing a line (the Node floor)");
+        expect(doc).not.to.contain("NODE_EXTRA_CA_CERTS as this environment sets it");
     });
 });
