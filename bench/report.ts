@@ -330,7 +330,8 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
                     (e.latencies.some((l) => l.parallel !== undefined) ? ", as the --parallel runs show." : ".");
             }
             const allCalls = e.latencies.flatMap((l) => [...l.upCalls, ...l.destroyCalls]);
-            t += ` \`pulumi destroy\`: ${e.latencies.map((l) => `${sec(median(l.destroyMs))} at ${l.latencyMs} ms`).join(", ")}. API calls per run: ` +
+            t += ` \`pulumi destroy\`: ${parallelisms(e).map((parallel) => `at ${parallelWords(e, parallel)}, ` +
+                e.latencies.filter((l) => l.parallel === parallel).map((l) => `${sec(median(l.destroyMs))} at ${l.latencyMs} ms`).join(", ")).join("; ")}. API calls per run: ` +
                 `up ${span(e.latencies.flatMap((l) => l.upCalls))}, destroy ${span(e.latencies.flatMap((l) => l.destroyCalls))} ` +
                 `(goal ≤ ${ENGINE_CALLS_GOAL} each: ${metWord(Math.max(...allCalls) <= ENGINE_CALLS_GOAL)}).`;
             out.push(t);
