@@ -38,14 +38,18 @@ function checkEndpoint(value: string): string | undefined {
     return credentialTransportProblem(url);
 }
 
-const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+// Go's units, with microseconds in each spelling Go accepts: us, the micro sign and the Greek mu (written as
+// escapes: the packaged bundle must stay ASCII, see provider/boot.ts).
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS = "ns|us|\u00b5s|\u03bcs|ms|s|m|h";
+const DURATION = new RegExp(`^(?:\\d+(?:\\.\\d+)?(?:${UNITS}))+$`);
+const PART = new RegExp(`(\\d+(?:\\.\\d+)?)(${UNITS})`, "g");
 
 /** Parses a Go-style duration ("90s", "2m30s", "1500ms"), the format Terraform's request_timeout takes. */
 export function parseDuration(value: string): number | undefined {
     if (!DURATION.test(value)) return undefined;
     let ms = 0;
-    for (const [, n, unit] of value.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit];
+    for (const [, n, unit] of value.matchAll(PART)) ms += Number(n) * UNIT_MS[unit];
     return ms;
 }
 

@@ -368,8 +368,9 @@ export async function serve(log: Logger): Promise<{ port: number; shutdown(): Pr
         "grpc.enable_channelz": 0, // per-call bookkeeping nobody reads here
     });
     server.addService(ResourceProviderService, serviceFor(provider, log));
+    // The ipv4: scheme takes the address as it is, without the DNS resolver a bare host:port goes through.
     const port = await new Promise<number>((resolve, reject) =>
-        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+        server.bindAsync("ipv4:127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
     return {
         port,
         shutdown: () => new Promise<void>((resolve) => {

@@ -37,6 +37,12 @@ bundle() { # entry outfile [esbuild flags]
 }
 # boot.js runs main.js through vm, which has no ES module loader: import() becomes require().
 bundle provider/main.ts "$stage/lib/main.js" --external:google-auth-library --supported:dynamic-import=false
+# boot.js reads main.js as latin1, which is exact for ASCII and faster than UTF-8: esbuild escapes non-ASCII
+# characters except in regular expression literals, so check.
+if LC_ALL=C grep -n '[^ -~[:space:]]' "$stage/lib/main.js" >&2; then
+    echo "package.sh: lib/main.js has non-ASCII characters (above); write them as \\u escapes" >&2
+    exit 1
+fi
 bundle provider/boot.ts "$stage/lib/boot.js" --define:BUNDLE_ID="\"$(sha256sum "$stage/lib/main.js" | cut -c1-16)\""
 bundle google-auth-library "$stage/lib/node_modules/google-auth-library/index.js"
 

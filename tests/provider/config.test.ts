@@ -18,6 +18,8 @@ describe("provider configuration", () => {
         expect(parseDuration("1m30s")).to.equal(90_000);
         expect(parseDuration("1500ms")).to.equal(1500);
         expect(parseDuration("2h")).to.equal(7_200_000);
+        // Microseconds in each spelling Go accepts: us, the micro sign (U+00B5) and the Greek mu (U+03BC).
+        expect(["1500us", "1500\u00b5s", "1500\u03bcs"].map(parseDuration)).to.deep.equal([1.5, 1.5, 1.5]);
         expect(parseDuration("ten seconds")).to.equal(undefined);
         expect(parseDuration("10")).to.equal(undefined);
     });
