@@ -59,6 +59,7 @@ describe("shutdown", function () {
         const plugin = await Plugin.start();
         // Connected, no HTTP/2 preface sent: a graceful close would wait for this client to hang up.
         const idle = net.connect(plugin.port, "127.0.0.1");
+        idle.on("error", () => undefined); // the plugin resets it on its way out
         try {
             await new Promise((resolve) => idle.once("connect", resolve));
             const signalled = Date.now();
