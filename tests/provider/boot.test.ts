@@ -84,4 +84,18 @@ describe("packaged plugin start-up: V8 code cache", function () {
         expect(await startOnce({ NODE_OPTIONS: "--max-old-space-size=302" })).to.contain("no usable code cache: writing");
         expect(await startOnce({ NODE_OPTIONS: "--max-old-space-size=302" })).to.contain("no usable code cache: writing");
     });
+
+    it("the launcher tunes glibc's malloc for a one-thread process, unless the user did", async () => {
+        const environ = async (env: NodeJS.ProcessEnv) => {
+            const plugin = await Plugin.start({ command: [launcher], env: { XDG_CACHE_HOME: cacheHome, ...env } });
+            try {
+                const vars = fs.readFileSync(`/proc/${plugin.child.pid}/environ`, "utf8").split("\0");
+                return vars.filter((v) => v.startsWith("MALLOC_")).sort();
+            } finally {
+                await plugin.stop();
+            }
+        };
+        expect(await environ({})).to.deep.equal(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]);
+        expect(await environ({ MALLOC_ARENA_MAX: "8" })).to.deep.equal(["MALLOC_ARENA_MAX=8", "MALLOC_MMAP_THRESHOLD_=131072"]);
+    });
 });
