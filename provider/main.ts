@@ -34,17 +34,19 @@ async function main(startup: string[]): Promise<void> {
     const engineAddress = args._.map(String).find((a) => a.length > 0);
     log.attach(engineAddress);
     for (const note of startup) log.debug(note);
-    const { port, shutdown } = await serve(log);
-    process.stdout.write(`${port}\n`);
-
+    // Signals are handled before the port is printed: the engine may stop a plugin as soon as it has the port.
+    let shutdown: (() => Promise<void>) | undefined;
     let stopping = false;
     const stop = () => {
         if (stopping) return;
         stopping = true;
-        void shutdown().then(() => process.exit(0));
+        void (shutdown?.() ?? Promise.resolve()).then(() => process.exit(0));
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    const served = await serve(log);
+    shutdown = served.shutdown;
+    process.stdout.write(`${served.port}\n`);
     // A bug leaves the plugin in a state nobody knows: say so with its context, and exit non-zero so the engine
     // reports a failed plugin rather than trusting answers from it.
     const crash = (what: string) => (e: unknown) => {

@@ -72,4 +72,15 @@ describe("shutdown", function () {
             if (plugin.child.exitCode === null) plugin.child.kill("SIGKILL");
         }
     });
+
+    it("exits 0 on SIGINT sent the moment the port is printed (10 times): signals are handled before the port", async () => {
+        const codes: (number | null)[] = [];
+        for (let i = 0; i < 10; i++) {
+            const plugin = await Plugin.start();
+            plugin.child.kill("SIGINT");
+            codes.push(await plugin.exited);
+            plugin.client.close();
+        }
+        expect(codes).to.deep.equal(codes.map(() => 0));
+    });
 });
