@@ -74,6 +74,8 @@ const READ_BODY = { options: { requestedPolicyVersion: 3 } };
 /** A write not confirmed yet: what it wrote, and what a policy must show for it. */
 interface Unconfirmed {
     parent: Parent;
+    /** parentName(parent): the key of `unconfirmed`. */
+    key: string;
     written: Policy;
     shows(policy: Policy): boolean;
     /** The confirming reads, once started. */
@@ -122,7 +124,7 @@ export class IamFetcher {
     getIamPolicy(parent: Parent, opts: { fresh?: boolean; unconfirmed?: boolean; deadline?: number } = {}): Promise<Policy> {
         const key = parentName(parent);
         const write = opts.unconfirmed ? undefined : this.unconfirmed.get(key);
-        if (write) return this.confirm(key, write).then((policy) => policy ?? this.getIamPolicy(parent, opts));
+        if (write) return this.confirm(write).then((policy) => policy ?? this.getIamPolicy(parent, opts));
         if (opts.fresh) return this.call(parent, "getIamPolicy", READ_BODY, opts.deadline);
         const pending = this.reads.get(key);
         if (pending) return pending;
@@ -152,12 +154,12 @@ export class IamFetcher {
                 // Written on the previous write's answer and accepted by its etag: the policy was still that
                 // write's when this one landed, which confirms it. Otherwise it is confirmed by reading.
                 const chained = previous !== undefined && policy.etag !== undefined && policy.etag === previous.written.etag;
-                if (previous && !chained) void this.confirm(key, previous);
+                if (previous && !chained) void this.confirm(previous);
                 if (this.unconfirmed.get(key) === previous) this.unconfirmed.delete(key);
-                if (shows) this.unconfirmed.set(key, { parent, written, shows });
+                if (shows) this.unconfirmed.set(key, { parent, key, written, shows });
                 return written;
             }, (e: unknown) => {
-                if (previous) void this.confirm(key, previous);
+                if (previous) void this.confirm(previous);
                 throw e;
             });
         this.track(write);
@@ -174,14 +176,14 @@ export class IamFetcher {
      * shows the change, another writer replaced it, and the user is told.
      */
     settle(parent: Parent): void {
-        const key = parentName(parent);
-        const write = this.unconfirmed.get(key);
-        if (write) void this.confirm(key, write);
+        const write = this.unconfirmed.get(parentName(parent));
+        if (write) void this.confirm(write);
     }
 
     /** Runs (once) the confirmation of `write`: resolves with the read that showed it, or undefined. */
-    private confirm(key: string, write: Unconfirmed): Promise<Policy | undefined> {
+    private confirm(write: Unconfirmed): Promise<Policy | undefined> {
         if (write.confirmation) return write.confirmation;
+        const { key } = write;
         const deadline = Date.now() + this.options.requestTimeoutMs;
         const signal = this.confirming.signal;
         const confirmation = (async (): Promise<Policy | undefined> => {
@@ -231,7 +233,7 @@ export class IamFetcher {
     async drain(): Promise<void> {
         this.draining = true;
         this.reading.abort();
-        for (const [key, write] of this.unconfirmed) void this.confirm(key, write);
+        for (const write of this.unconfirmed.values()) void this.confirm(write);
         while (this.inFlight.size) await Promise.all(this.inFlight);
     }
 

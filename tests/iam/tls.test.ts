@@ -4,28 +4,24 @@
 
 import { expect } from "chai";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { DEFERRED_CA_ENV } from "../../provider/iam/tls";
-import { Plugin, rpcError, SERVICE_FN, unpackPlugin } from "../support/plugin";
+import { Plugin, rpcError, SERVICE_FN, usePackagedPlugin } from "../support/plugin";
 import { makeTestPki } from "../support/tls";
 
 const SERVICE = "tls.endpoints.tls-project.cloud.goog";
 
 describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
     this.timeout(60_000);
-    let dir: string;
-    let launcher: string;
+    const installed = usePackagedPlugin("tls");
     let caFile: string;
     let emu: Emulator;
     const plugins: Plugin[] = [];
 
     before(async () => {
-        dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-tls-"));
-        launcher = unpackPlugin(path.join(dir, "plugin"));
         const pki = makeTestPki();
-        caFile = path.join(dir, "company-ca.pem");
+        caFile = path.join(installed.dir, "company-ca.pem");
         fs.writeFileSync(caFile, pki.caCert);
         emu = await startEmulator({ tls: { cert: pki.cert, key: pki.key } });
         emu.createService(SERVICE, "tls-project");
@@ -38,12 +34,11 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
 
     after(async () => {
         await emu?.close();
-        fs.rmSync(dir, { recursive: true, force: true });
     });
 
     /** The packaged plugin, configured with a service-account key whose token_uri is the emulator's (HTTPS). */
     async function start(env: NodeJS.ProcessEnv): Promise<Plugin> {
-        const p = await Plugin.start({ command: [launcher], env: { XDG_CACHE_HOME: path.join(dir, "cache"), ...env } });
+        const p = await Plugin.start({ command: [installed.launcher], env: { XDG_CACHE_HOME: path.join(installed.dir, "cache"), ...env } });
         plugins.push(p);
         await p.configure(undefined, {
             "cloud:config:serviceManagementCustomEndpoint": emu.url,
@@ -51,11 +46,6 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
             "cloud:config:requestTimeout": "10s",
         });
         return p;
-    }
-
-    function environ(p: Plugin): Map<string, string> {
-        const entries = fs.readFileSync(`/proc/${p.child.pid}/environ`, "utf8").split("\0").filter(Boolean);
-        return new Map(entries.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
     }
 
     it("serves HTTPS: the API and the token endpoint", () => {
@@ -66,7 +56,7 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
     it("trusts the extra CA for the token request and the API, with Node itself never loading the file", async () => {
         const p = await start({ NODE_EXTRA_CA_CERTS: caFile });
         // The launcher handed the variable over: Node started without it.
-        const env = environ(p);
+        const env = p.environ();
         expect(env.has("NODE_EXTRA_CA_CERTS")).to.equal(false);
         expect(env.get(DEFERRED_CA_ENV)).to.equal(caFile);
         emu.resetRequests();
@@ -87,7 +77,7 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
     });
 
     it("with an access token (no token request), the API call names the certificate problem and the fix", async () => {
-        const p = await Plugin.start({ command: [launcher], env: { XDG_CACHE_HOME: path.join(dir, "cache") } });
+        const p = await Plugin.start({ command: [installed.launcher], env: { XDG_CACHE_HOME: path.join(installed.dir, "cache") } });
         plugins.push(p);
         await p.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": "ya29.tls" });
         const err = await rpcError(p.invoke(SERVICE_FN, { serviceName: SERVICE }));
@@ -96,7 +86,7 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
     });
 
     it("an unreadable NODE_EXTRA_CA_CERTS is ignored with Node's warning, as Node does", async () => {
-        const missing = path.join(dir, "missing.pem");
+        const missing = path.join(installed.dir, "missing.pem");
         const p = await start({ NODE_EXTRA_CA_CERTS: missing });
         const err = await rpcError(p.invoke(SERVICE_FN, { serviceName: SERVICE }));
         expect(err.details).to.match(/certificate/i);

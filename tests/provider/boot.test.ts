@@ -3,31 +3,22 @@
 
 import { expect } from "chai";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { PropertyMap } from "../../provider/properties";
 import { startEmulator } from "../../emulator";
-import { CONSUMERS_FN, Plugin, unpackPlugin } from "../support/plugin";
+import { CONSUMERS_FN, Plugin, usePackagedPlugin } from "../support/plugin";
 
 const TOKEN = "ya29.boot-token";
 const SERVICE = "boot.endpoints.boot-project.cloud.goog";
 
 describe("packaged plugin start-up: V8 code cache", function () {
     this.timeout(60_000);
-    let dir: string;
-    let launcher: string;
+    const installed = usePackagedPlugin("boot");
     let cacheHome: string;
 
-    before(() => {
-        dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-boot-"));
-        launcher = unpackPlugin(path.join(dir, "plugin"));
-    });
-
     beforeEach(() => {
-        cacheHome = fs.mkdtempSync(path.join(dir, "cache-"));
+        cacheHome = fs.mkdtempSync(path.join(installed.dir, "cache-"));
     });
-
-    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     const userCaches = () => {
         const folder = path.join(cacheHome, "pulumi-resource-cloud");
@@ -37,7 +28,7 @@ describe("packaged plugin start-up: V8 code cache", function () {
     /** Starts the packaged plugin (debug notes on stderr), checks it answers a lookup, and returns its notes. */
     async function startOnce(env: NodeJS.ProcessEnv = {}): Promise<string> {
         const emu = await startEmulator({ accessTokens: [TOKEN] });
-        const plugin = await Plugin.start({ command: [launcher], args: ["--logtostderr", "-v=9"], env: { XDG_CACHE_HOME: cacheHome, ...env } });
+        const plugin = await Plugin.start({ command: [installed.launcher], args: ["--logtostderr", "-v=9"], env: { XDG_CACHE_HOME: cacheHome, ...env } });
         try {
             emu.createService(SERVICE, "boot-project");
             await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
@@ -52,7 +43,7 @@ describe("packaged plugin start-up: V8 code cache", function () {
     }
 
     it("ships a cache made by the Node that built it, and starts from it without writing one", async () => {
-        const shipped = path.join(path.dirname(launcher), "lib", `main.js.${process.version}-${process.arch}.cache`);
+        const shipped = path.join(path.dirname(installed.launcher), "lib", `main.js.${process.version}-${process.arch}.cache`);
         expect(fs.statSync(shipped).size).to.be.greaterThan(100_000);
         expect(await startOnce()).to.contain(`code cache used: ${shipped}`);
         expect(userCaches()).to.deep.equal([]);
@@ -87,10 +78,9 @@ describe("packaged plugin start-up: V8 code cache", function () {
 
     it("the launcher tunes glibc's malloc for a one-thread process, unless the user did", async () => {
         const environ = async (env: NodeJS.ProcessEnv) => {
-            const plugin = await Plugin.start({ command: [launcher], env: { XDG_CACHE_HOME: cacheHome, ...env } });
+            const plugin = await Plugin.start({ command: [installed.launcher], env: { XDG_CACHE_HOME: cacheHome, ...env } });
             try {
-                const vars = fs.readFileSync(`/proc/${plugin.child.pid}/environ`, "utf8").split("\0");
-                return vars.filter((v) => v.startsWith("MALLOC_")).sort();
+                return [...plugin.environ()].filter(([k]) => k.startsWith("MALLOC_")).map(([k, v]) => `${k}=${v}`).sort();
             } finally {
                 await plugin.stop();
             }

@@ -3,6 +3,7 @@
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
@@ -28,6 +29,20 @@ export function unpackPlugin(dir: string): string {
     fs.mkdirSync(dir, { recursive: true });
     execFileSync("tar", ["-xzf", pluginTarball(), "-C", dir]);
     return path.join(dir, "pulumi-resource-cloud");
+}
+
+/**
+ * Mocha hooks for a suite: the packaged plugin unpacked into a fresh temporary folder before it, the folder
+ * removed after it. The returned object is filled in when the suite starts.
+ */
+export function usePackagedPlugin(name: string): { dir: string; launcher: string } {
+    const installed = { dir: "", launcher: "" };
+    before(() => {
+        installed.dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-${name}-`));
+        installed.launcher = unpackPlugin(path.join(installed.dir, "plugin"));
+    });
+    after(() => fs.rmSync(installed.dir, { recursive: true, force: true }));
+    return installed;
 }
 
 export interface InvokeResult {
@@ -159,6 +174,12 @@ export class Plugin {
     }
 
     /** SIGINT, as the engine ends a plugin; resolves with the exit code. */
+    /** The environment the plugin process runs with, as its launcher left it (Linux: /proc). */
+    environ(): Map<string, string> {
+        const entries = fs.readFileSync(`/proc/${this.child.pid}/environ`, "utf8").split("\0").filter(Boolean);
+        return new Map(entries.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+    }
+
     async stop(): Promise<number | null> {
         this.client.close();
         if (this.child.exitCode === null) this.child.kill("SIGINT");
