@@ -372,7 +372,7 @@ export class EmulatorServer implements Emulator {
             else if (ctx.path.startsWith("/v1/")) this.api(ctx);
             else if (ctx.path === "/token") this.tokenEndpoint(ctx);
             else if (ctx.path.startsWith("/__emulator/")) this.admin(ctx);
-            else throw this.notFound(ctx);
+            else this.frontEndNotFound(ctx);
         } catch (e) {
             if (e instanceof ApiError) {
                 this.sendError(ctx, e);
@@ -400,7 +400,7 @@ export class EmulatorServer implements Emulator {
 
     private answer(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
         if (ctx.res.destroyed) return;
-        ctx.res.writeHead(status, { ...headers, "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(body) });
+        ctx.res.writeHead(status, { "Content-Type": JSON_TYPE, ...headers, "Content-Length": Buffer.byteLength(body) });
         ctx.res.end(body);
     }
 
@@ -411,6 +411,19 @@ export class EmulatorServer implements Emulator {
             : { code: e.code, message: e.message, status: e.status };
         const body = JSON.stringify({ error });
         this.send(ctx, e.code, body, e.headers);
+    }
+
+    /**
+     * A path outside every API: Google's front end answers it with an HTML page, not an API error (what a
+     * client configured with a base URL lacking `/v1/` gets).
+     */
+    private frontEndNotFound(ctx: Ctx): void {
+        const shown = (ctx.path.length > 200 ? `${ctx.path.slice(0, 200)}…` : ctx.path).replace(/[<>&"]/g, "");
+        const html = "<!DOCTYPE html>\n<html lang=en>\n<meta charset=utf-8>\n<title>Error 404 (Not Found)!!1</title>\n" +
+            `<p><b>404.</b> <ins>That’s an error.</ins>\n<p>The requested URL <code>${shown}</code> was not found on this server. ` +
+            "<ins>That’s all we know.</ins>\n";
+        if (ctx.record) ctx.record.status = 404;
+        this.answer(ctx, 404, html, { "Content-Type": "text/html; charset=UTF-8" });
     }
 
     /** An unknown path, or a known path with another HTTP verb (Google maps each method to one verb). */

@@ -174,9 +174,36 @@ export const isEngineKey = (key: string): boolean =>
 /** Where each configured value came from, for messages that must name a source but never a value. */
 export type ConfigSources = Partial<Record<ConfigKey, string>>;
 
+/**
+ * Where the user writes the configuration: stack config (`cloud:<key>`, the default provider) or the
+ * properties of an explicit provider resource (`pulumi:providers:cloud`), named.
+ */
+export type ConfigOrigin = { kind: "stack" } | { kind: "provider"; name: string };
+
+/** The origin of a Configure call: an explicit provider resource unless the engine's default provider. */
+export function configOrigin(providerName: string): ConfigOrigin {
+    return providerName === "" || providerName === "default" || providerName.startsWith("default_")
+        ? { kind: "stack" }
+        : { kind: "provider", name: providerName };
+}
+
+/** A config key as the user writes it where it comes from. */
+export function configKeyName(key: ConfigKey, origin: ConfigOrigin): string {
+    return origin.kind === "stack" ? `cloud:${key}` : `\`${key}\` of the provider resource ${JSON.stringify(origin.name)}`;
+}
+
+/** How to set a key, in words the user can act on where they configure the provider. */
+export function howToSet(key: ConfigKey, origin: ConfigOrigin, example: string): string {
+    const secret = (configProperties[key] as { secret?: boolean }).secret === true;
+    return origin.kind === "stack"
+        ? `\`pulumi config set${secret ? " --secret" : ""} cloud:${key} ${example}\``
+        : `set \`${key}\` on the provider resource ${JSON.stringify(origin.name)}${secret ? " (from a secret)" : ""}`;
+}
+
 export interface ResolvedConfig {
     values: ConfigValues;
     sources: ConfigSources;
+    origin: ConfigOrigin;
 }
 
 /** Turns a string from `variables` or the environment into the declared type (JSON for non-strings). */
@@ -226,13 +253,13 @@ export function checkConfig(input: PropertyMap): { failures: Failure[]; unknowns
  * Resolves the effective configuration: explicit values, then environment fallbacks, then defaults.
  * Values from the environment are checked with the same rules; failures name the variable.
  */
-export function resolveConfig(input: PropertyMap, env: NodeJS.ProcessEnv = process.env):
+export function resolveConfig(input: PropertyMap, env: NodeJS.ProcessEnv = process.env, origin: ConfigOrigin = { kind: "stack" }):
     { config?: ResolvedConfig; failures: Failure[] } {
     const merged = normalize(input);
     const sources: ConfigSources = {};
     for (const [key, prop] of Object.entries(configProperties) as [ConfigKey, (typeof configProperties)[ConfigKey]][]) {
         if (merged[key] !== undefined && merged[key] !== null) {
-            sources[key] = `cloud:${key}`;
+            sources[key] = configKeyName(key, origin);
             continue;
         }
         const name = prop.env?.find((e) => env[e] !== undefined && env[e] !== "");
@@ -247,8 +274,8 @@ export function resolveConfig(input: PropertyMap, env: NodeJS.ProcessEnv = proce
     const failures = checked.failures.map((f) => {
         const key = f.property.split(/[.[]/)[0] as ConfigKey;
         const source = sources[key];
-        return source && source !== `cloud:${key}` ? { ...f, reason: `${f.reason} (set by ${source})` } : f;
+        return source && source !== configKeyName(key, origin) ? { ...f, reason: `${f.reason} (set by ${source})` } : f;
     });
     if (failures.length) return { failures };
-    return { config: { values: checked.values, sources }, failures: [] };
+    return { config: { values: checked.values, sources, origin }, failures: [] };
 }

@@ -24,19 +24,25 @@ export class Logger {
         this.write(Severity.DEBUG, message, this.verbosity >= 5);
     }
 
-    warn(message: string): void {
-        this.write(Severity.WARNING, message, true);
+    /** Shown to the user; on the resource `urn` when given (the CLI prints it under that resource). */
+    info(message: string, urn?: string): void {
+        this.write(Severity.INFO, message, true, urn);
+    }
+
+    warn(message: string, urn?: string): void {
+        this.write(Severity.WARNING, message, true, urn);
     }
 
     error(message: string): void {
         this.write(Severity.ERROR, message, true);
     }
 
-    private write(severity: Severity, message: string, toEngine: boolean): void {
-        if (this.toStderr || this.verbosity > 0) process.stderr.write(`pulumi-resource-cloud: ${message}\n`);
+    private write(severity: Severity, message: string, toEngine: boolean, urn = ""): void {
+        if (this.toStderr || this.verbosity > 0) process.stderr.write(`pulumi-resource-cloud: ${urn ? `${urn}: ` : ""}${message}\n`);
         if (!toEngine || !this.engine) return;
         const { LogRequest } = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
-        this.engine.log(new LogRequest().setSeverity(severity as number as LogSeverity).setMessage(message).setEphemeral(false), () => {
+        const request = new LogRequest().setSeverity(severity as number as LogSeverity).setMessage(message).setEphemeral(false).setUrn(urn);
+        this.engine.log(request, () => {
             // The engine may already be gone; a lost diagnostic must not take the plugin down.
         });
     }

@@ -4,6 +4,7 @@
 // launchers: bin/pulumi-resource-cloud (this tree) and lib/boot.js (the packaged plugin, see boot.ts).
 
 import minimist from "minimist";
+import * as net from "net";
 import { setFlagsFromString } from "v8";
 import { Logger } from "./log";
 import { serve } from "./server";
@@ -18,6 +19,55 @@ import { serve } from "./server";
 function tuneHeap(): void {
     setFlagsFromString("--semi-space-growth-factor=1");
     setFlagsFromString("--heap-growing-percent=5");
+}
+
+/** How often the plugin looks for its engine, and how many missed looks in a row mean it is gone. */
+const ENGINE_CHECK_MS = 2000;
+const ENGINE_MISSES = 2;
+
+/** Whether something accepts connections at `address` (`host:port`, `[v6]:port`) within a second. */
+function listening(address: string): Promise<boolean> {
+    const at = address.lastIndexOf(":");
+    const host = address.slice(0, at).replace(/^\[|\]$/g, "");
+    const port = Number(address.slice(at + 1));
+    return new Promise((resolve) => {
+        const socket = net.connect({ host, port });
+        const done = (alive: boolean) => {
+            socket.destroy();
+            resolve(alive);
+        };
+        socket.setTimeout(1000, () => done(true)); // slow is not gone: a busy engine may be slow to accept
+        socket.once("connect", () => done(true));
+        socket.once("error", () => done(false));
+    });
+}
+
+/**
+ * Calls `gone` once the engine that started the plugin has gone away without stopping it (its process killed):
+ * the plugin was handed to another parent, or the engine's address refuses connections twice in a row. A
+ * plugin must not outlive its deployment, holding writes nobody will hear of.
+ */
+function watchEngine(address: string | undefined, gone: (why: string) => void): void {
+    const parent = process.ppid;
+    let misses = 0;
+    let probing = false;
+    const timer = setInterval(() => {
+        if (process.ppid !== parent) {
+            clearInterval(timer);
+            return gone(`the engine's process (${parent}) has exited`);
+        }
+        if (!address || probing) return;
+        probing = true;
+        void listening(address).then((alive) => {
+            probing = false;
+            misses = alive ? 0 : misses + 1;
+            if (misses >= ENGINE_MISSES) {
+                clearInterval(timer);
+                gone(`the engine at ${address} no longer accepts connections`);
+            }
+        });
+    }, ENGINE_CHECK_MS);
+    timer.unref();
 }
 
 /**
@@ -44,9 +94,14 @@ async function main(startup: string[]): Promise<void> {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
-    const served = await serve(log);
+    const served = await serve(log, engineAddress);
     shutdown = served.shutdown;
     process.stdout.write(`${served.port}\n`);
+    // Without an engine address (tests, a debugger attaching) only the parent process is watched.
+    watchEngine(engineAddress, (why) => {
+        process.stderr.write(`pulumi-resource-cloud: ${why}: finishing the writes already sent, then exiting\n`);
+        stop();
+    });
     // A bug leaves the plugin in a state nobody knows: say so with its context, and exit non-zero so the engine
     // reports a failed plugin rather than trusting answers from it.
     const crash = (what: string) => (e: unknown) => {

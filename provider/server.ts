@@ -12,7 +12,9 @@ import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { checkProperties, concealSecrets, Failure, InputError } from "./check";
-import { checkConfig, configFromRequest, configProperties, isEngineKey, ResolvedConfig, resolveConfig } from "./config";
+import {
+    checkConfig, configFromRequest, ConfigOrigin, configOrigin, configProperties, isEngineKey, ResolvedConfig, resolveConfig,
+} from "./config";
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
@@ -21,8 +23,8 @@ import { Logger } from "./log";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import * as lifecycle from "./resources/lifecycle";
-import { PolicyOwners } from "./resources/owners";
-import { ResourceDefinition } from "./resources/resource";
+import { Declarations } from "./resources/owners";
+import { ResourceContext, ResourceDefinition } from "./resources/resource";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /** An error carrying the gRPC status to answer with. */
@@ -110,7 +112,7 @@ export class Provider {
     private configUnknown = false;
     private fetcher?: IamFetcher;
     private schema?: string;
-    private readonly owners = new PolicyOwners();
+    private readonly declarations = new Declarations();
 
     constructor(private readonly log: Logger) {}
 
@@ -127,8 +129,8 @@ export class Provider {
         return this.fetcher;
     }
 
-    private applyConfig(input: PropertyMap): void {
-        const { config, failures } = resolveConfig(input);
+    private applyConfig(input: PropertyMap, origin?: ConfigOrigin): void {
+        const { config, failures } = resolveConfig(input, process.env, origin);
         if (!config) {
             throw new RpcError(grpc.status.INVALID_ARGUMENT,
                 `invalid provider configuration: ${failures.map((f) => f.reason).join("; ")}`);
@@ -138,13 +140,19 @@ export class Provider {
         this.config = config;
     }
 
+    /** The engine's address (command line, Handshake or Attach): its Log service, and the deployment's other plugins. */
+    attachEngine(address: string | undefined): void {
+        this.log.attach(address);
+        this.declarations.share(address);
+    }
+
     handshake(req: pb.ProviderHandshakeRequest): pb.ProviderHandshakeResponse {
-        this.log.attach(req.getEngineAddress());
+        this.attachEngine(req.getEngineAddress());
         return new pb.ProviderHandshakeResponse().setAcceptSecrets(true).setAcceptResources(false).setAcceptOutputs(false);
     }
 
     attach(req: pluginPb.PluginAttach): Empty {
-        this.log.attach(req.getAddress());
+        this.attachEngine(req.getAddress());
         return new Empty();
     }
 
@@ -198,7 +206,7 @@ export class Provider {
     configure(req: pb.ConfigureRequest): pb.ConfigureResponse {
         const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
         this.configUnknown = unwrap(input).unknown;
-        if (!this.configUnknown) this.applyConfig(input);
+        if (!this.configUnknown) this.applyConfig(input, configOrigin(req.getName() ?? ""));
         return new pb.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true)
             .setAcceptresources(false).setAcceptoutputs(false);
     }
@@ -257,13 +265,21 @@ export class Provider {
         return { iam: () => this.iam() };
     }
 
+    private resourceContext(urn: string): ResourceContext {
+        return {
+            iam: () => this.iam(),
+            urn,
+            kept: (parent) => this.declarations.kept(parent),
+            warn: (message) => this.log.warn(message, urn),
+        };
+    }
+
     check(req: pb.CheckRequest): pb.CheckResponse {
         const def = this.resource(typeOf(req));
-        const { inputs, failures, owner } = lifecycle.check(def, toMap(req.getNews()));
-        // Check sees every resource of the program on every preview and update: where a Policy resource and a
-        // Binding or Member share a parent, say so (once per pair).
-        const warning = owner && this.owners.note(req.getUrn(), owner.parent, owner.scope);
-        if (warning) this.log.warn(warning);
+        const { inputs, failures, claim } = lifecycle.check(def, toMap(req.getNews()));
+        // Check sees every resource of the program on every preview and update: resources that fight over a
+        // grant, a role or a whole policy are told so, each on its own resource (once per pair).
+        if (claim) for (const n of this.declarations.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
         return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
     }
 
@@ -275,20 +291,21 @@ export class Provider {
             .setChanges(d.changed.length ? pb.DiffResponse.DiffChanges.DIFF_SOME : pb.DiffResponse.DiffChanges.DIFF_NONE)
             .setDiffsList(d.changed).setReplacesList(d.replaces).setDeletebeforereplace(d.deleteBeforeReplace)
             .setHasdetaileddiff(true);
-        for (const k of d.changed) {
-            const kind = d.replaces.includes(k) ? pb.PropertyDiff.Kind.UPDATE_REPLACE : pb.PropertyDiff.Kind.UPDATE;
-            res.getDetaileddiffMap().set(k, new pb.PropertyDiff().setKind(kind).setInputdiff(true));
+        const K = pb.PropertyDiff.Kind;
+        const kinds = { add: [K.ADD, K.ADD_REPLACE], delete: [K.DELETE, K.DELETE_REPLACE], update: [K.UPDATE, K.UPDATE_REPLACE] };
+        for (const line of d.detailed) {
+            res.getDetaileddiffMap().set(line.path, new pb.PropertyDiff().setKind(kinds[line.kind][line.replace ? 1 : 0]).setInputdiff(true));
         }
         return res;
     }
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
-        const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.context());
+        const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
     async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
-        const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.context());
+        const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
         return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
@@ -297,17 +314,18 @@ export class Provider {
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.context());
+        const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
-        await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.context());
+        await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.resourceContext(req.getUrn()));
         return new Empty();
     }
 
     close(): void {
         this.fetcher?.close();
+        this.declarations.close();
         this.log.close();
     }
 }
@@ -360,8 +378,9 @@ export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImpleme
 }
 
 /** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */
-export async function serve(log: Logger): Promise<{ port: number; shutdown(): Promise<void> }> {
+export async function serve(log: Logger, engineAddress?: string): Promise<{ port: number; shutdown(): Promise<void> }> {
     const provider = new Provider(log);
+    provider.attachEngine(engineAddress);
     const server = new grpc.Server({
         "grpc.max_receive_message_length": 400 * 1024 * 1024,
         "grpc.max_send_message_length": 400 * 1024 * 1024,

@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { AuthClient } from "google-auth-library";
-import { credentialTransportProblem, ResolvedConfig } from "../config";
+import { ConfigOrigin, credentialTransportProblem, howToSet, ResolvedConfig } from "../config";
 import { redact } from "./errors";
 import { deferredCaOptions, untrustedCertificateHint } from "./tls";
 
@@ -128,7 +128,7 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
         source = envFile
             ? `Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS (${envFile})`
             : file ? `Application Default Credentials from ${file}` : "Application Default Credentials (metadata server)";
-        if (!file) hint = NO_CREDENTIALS_HINT;
+        if (!file) hint = noCredentialsHint(config.origin);
         base = async (lib) => file
             ? clientFromJson(lib, readCredentials(file, source), scopes, source)
             : new lib.GoogleAuth({ scopes }).getClient();
@@ -161,7 +161,9 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
                 if (!value) throw new Error("no Authorization header was produced");
                 return value;
             } catch (e) {
-                throw new CredentialsError(`could not obtain an access token using ${source}: ${describeAuthError(e)}${hint}`);
+                // The hint starts a sentence of its own: the library's message may already end with a period.
+                const reason = hint ? describeAuthError(e).replace(/\.+$/, "") : describeAuthError(e);
+                throw new CredentialsError(`could not obtain an access token using ${source}: ${reason}${hint}`);
             }
         },
     };
@@ -170,9 +172,13 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
 export class CredentialsError extends Error {}
 
 /** Added to the error when no credentials were configured and none were found on the machine. */
-export const NO_CREDENTIALS_HINT = ". To provide credentials, run `gcloud auth application-default login`, set " +
-    "GOOGLE_APPLICATION_CREDENTIALS to a key file, or set `cloud:credentials` or `cloud:accessToken` " +
-    "(`pulumi config set --secret cloud:accessToken TOKEN`)";
+export function noCredentialsHint(origin: ConfigOrigin): string {
+    const where = origin.kind === "stack"
+        ? `set \`cloud:credentials\` or \`cloud:accessToken\` (${howToSet("accessToken", origin, "TOKEN")})`
+        : `set \`credentials\` or \`accessToken\` on the provider resource ${JSON.stringify(origin.name)} (from a secret)`;
+    return ". To provide credentials, run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS " +
+        `to a key file or GOOGLE_OAUTH_ACCESS_TOKEN to a token, or ${where}`;
+}
 
 /** An auth failure in words, from the token endpoint's own error fields when it gave them; never a secret. */
 function describeAuthError(e: unknown): string {

@@ -9,6 +9,7 @@ export const Code = {
     DEADLINE_EXCEEDED: 4,
     NOT_FOUND: 5,
     PERMISSION_DENIED: 7,
+    FAILED_PRECONDITION: 9,
     ABORTED: 10,
     UNAVAILABLE: 14,
     UNAUTHENTICATED: 16,
@@ -47,6 +48,7 @@ export interface GoogleError {
     code?: number;
     message?: string;
     status?: string;
+    details?: unknown[];
 }
 
 export function parseGoogleError(body: string): GoogleError {

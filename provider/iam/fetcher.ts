@@ -7,7 +7,7 @@
 import { setMaxListeners } from "events";
 import * as http from "http";
 import * as https from "https";
-import { credentialTransportProblem, parseDuration, ResolvedConfig } from "../config";
+import { configKeyName, credentialTransportProblem, parseDuration, ResolvedConfig } from "../config";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
@@ -28,6 +28,11 @@ export interface FetcherOptions {
     credentials: Credentials;
     /** Budget for one call, retries included. */
     requestTimeoutMs: number;
+    /**
+     * The settings as the user wrote them, for messages: where the endpoint came from (a config key, an
+     * environment variable, or the default) and how to raise the timeout.
+     */
+    settings?: { endpoint: string; requestTimeout: string };
     /** Sent as X-Goog-User-Project (userProjectOverride + billingProject). */
     userProject?: string;
     /** First backoff delay; doubles per retry up to maxBackoffMs. */
@@ -55,6 +60,10 @@ export function fetcherOptions(config: ResolvedConfig, log?: { debug(message: st
         endpoint,
         credentials: credentialsFor(config),
         requestTimeoutMs,
+        settings: {
+            endpoint: config.sources.serviceManagementCustomEndpoint ?? `the default endpoint (set ${configKeyName("serviceManagementCustomEndpoint", config.origin)} for another)`,
+            requestTimeout: configKeyName("requestTimeout", config.origin),
+        },
         userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
         log: log && ((m) => log.debug(m)),
         warn: log && ((m) => log.warn(m)),
@@ -113,6 +122,16 @@ export class IamFetcher {
     /** The budget of one call, retries included (config `requestTimeout`). */
     get requestTimeoutMs(): number {
         return this.options.requestTimeoutMs;
+    }
+
+    /** The timeout setting as the user writes it, for messages that tell them to raise it. */
+    get requestTimeoutSetting(): string {
+        return this.options.settings?.requestTimeout ?? "cloud:requestTimeout";
+    }
+
+    /** Where the endpoint came from, for messages that tell the user to check it. */
+    private get endpointSetting(): string {
+        return this.options.settings?.endpoint ?? "cloud:serviceManagementCustomEndpoint";
     }
 
     /**
@@ -276,7 +295,7 @@ export class IamFetcher {
             try {
                 const authorization = await bounded(o.credentials.authorization(), deadline, signal,
                     () => new IamError(`no access token was obtained from ${o.credentials.source} within the request timeout ` +
-                        "(raise cloud:requestTimeout to wait longer, or check the token endpoint)", undefined, Code.DEADLINE_EXCEEDED));
+                        `(raise ${this.requestTimeoutSetting} to wait longer, or check the token endpoint)`, undefined, Code.DEADLINE_EXCEEDED));
                 // A write once sent is never aborted: it may land, and then it must be reported as done.
                 answer = await this.send(url, payload, authorization, deadline - Date.now(), verb === "setIamPolicy" ? undefined : signal);
             } catch (e) {
@@ -286,7 +305,7 @@ export class IamFetcher {
                 const code = (e as NodeJS.ErrnoException).code ?? "";
                 if (UNREACHABLE[code] && attempt >= 2) {
                     throw new IamError(`cannot reach ${this.base.origin} for ${verb} of ${parentName(parent)}: ${UNREACHABLE[code]}. ` +
-                        "Check cloud:serviceManagementCustomEndpoint (or GOOGLE_SERVICE_MANAGEMENT_CUSTOM_ENDPOINT)", undefined, Code.UNAVAILABLE);
+                        `Check the endpoint, from ${this.endpointSetting}`, undefined, Code.UNAVAILABLE);
                 }
                 if (!RETRY_NETWORK.has(code) && !/socket hang up/.test(String(e))) {
                     throw new IamError(`${verb} of ${parentName(parent)} failed: ${redact(String((e as Error).message ?? e))}${untrustedCertificateHint(e)}`,
@@ -306,7 +325,7 @@ export class IamFetcher {
             if (Date.now() + wait >= deadline) {
                 const seconds = ((Date.now() - started) / 1000).toFixed(1);
                 throw new IamError(`${verb} of ${parentName(parent)} did not succeed within the request timeout ` +
-                    `(${attempt} attempts over ${seconds}s; raise cloud:requestTimeout to wait longer). Last answer: ${last}`,
+                    `(${attempt} attempts over ${seconds}s; raise ${this.requestTimeoutSetting} to wait longer). Last answer: ${last}`,
                     answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED);
             }
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
@@ -341,6 +360,18 @@ export class IamFetcher {
         });
     }
 
+    /** A 404 that is not Google's word about the resource: the endpoint is wrong, and the user is told how. */
+    private notTheApi(answer: Answer, verb: Verb, parent: Parent): IamError {
+        const url = `${this.base.origin}${this.target(parent, verb).path}`;
+        const err = parseGoogleError(answer.body);
+        const what = err.message ? `an error that is not about the service: ${redact(err.message)}`
+            : /^\s*</.test(answer.body) ? "a web page" : "a body that is not a Google API error";
+        return new IamError(`${url} answered HTTP 404 with ${what}. That URL is not the Service Management API: check ` +
+            `the endpoint, ${this.base.href}, from ${this.endpointSetting}. It must be the API's base URL ending in ` +
+            "/v1/, e.g. https://servicemanagement.googleapis.com/v1/ or the URL line the emulator prints",
+        answer.status, Code.FAILED_PRECONDITION);
+    }
+
     private failure(answer: Answer, verb: Verb, parent: Parent): IamError {
         const name = parentName(parent);
         const status = describeStatus(answer);
@@ -351,6 +382,9 @@ export class IamFetcher {
         const check = parent.kind === "service" ? "serviceName" : "serviceName and consumerProject";
         switch (answer.status) {
             case 404:
+                // Google's word that the service or consumer does not exist; any other 404 (an HTML page, a
+                // method the server does not know) means the URL is not the API, and nothing is gone.
+                if (!isNotFoundAbout(parent, answer.body)) return this.notTheApi(answer, verb, parent);
                 return new IamError(`${what} was not found (${status}): check ${check}, and that ${source} may see the service`,
                     answer.status, Code.NOT_FOUND);
             case 403:
@@ -368,6 +402,15 @@ export class IamFetcher {
                     answer.status === 400 ? Code.INVALID_ARGUMENT : Code.UNKNOWN);
         }
     }
+}
+
+/** Whether a 404's body is Google's NOT_FOUND error about this parent (it names the service or the consumer). */
+function isNotFoundAbout(parent: Parent, body: string): boolean {
+    const err = parseGoogleError(body);
+    // A front end's "requested URL … was not found" or "method not found" names the path, not a resource.
+    if (err.status !== "NOT_FOUND" || /requested URL|method not found/i.test(err.message ?? "")) return false;
+    const text = `${err.message ?? ""} ${JSON.stringify(err.details ?? [])}`;
+    return text.includes(parent.serviceName) || (parent.kind === "consumer" && text.includes(parent.consumerProject));
 }
 
 function describeStatus(answer: Answer): string {

@@ -43,6 +43,9 @@ interface Pending {
 interface Queue {
     waiting: Pending[];
     running: boolean;
+    /** A cycle is reading or writing now; how many cycles ran (for the timeout's message). */
+    inCycle: boolean;
+    cycles: number;
     /**
      * The policy as the cycle just finished left it (Google's answer to its write, or its read): the next
      * cycle starts from it instead of reading again, as the etag still guards the write. Kept only while
@@ -81,7 +84,7 @@ export function modifyPolicy(
     let byParent = queues.get(iam);
     if (!byParent) queues.set(iam, (byParent = new Map()));
     let queue = byParent.get(name);
-    if (!queue) byParent.set(name, (queue = { waiting: [], running: false }));
+    if (!queue) byParent.set(name, (queue = { waiting: [], running: false, inCycle: false, cycles: 0 }));
     const q = queue;
     const deadline = Date.now() + iam.requestTimeoutMs;
     let expiry: NodeJS.Timeout | undefined;
@@ -89,12 +92,16 @@ export function modifyPolicy(
         const entry: Pending = { change, opts, deadline, resolve, reject };
         q.waiting.push(entry);
         // Waiting in the queue counts against the caller's deadline, like any other part of the operation.
+        // Whether other changes held it up is told by whether a cycle ran while it waited.
+        const cyclesBefore = q.cycles;
         expiry = setTimeout(() => {
             const at = q.waiting.indexOf(entry);
             if (at < 0) return;
             q.waiting.splice(at, 1);
-            reject(new IamError(`the policy of ${name} stayed busy with other changes in this deployment for the whole ` +
-                "request timeout; raise cloud:requestTimeout", undefined, Code.DEADLINE_EXCEEDED));
+            const why = q.cycles > cyclesBefore || q.inCycle
+                ? `the policy of ${name} stayed busy with other changes in this deployment for the whole request timeout`
+                : `the request timeout (${iam.requestTimeoutMs} ms) ran out before the change to the policy of ${name} could be sent`;
+            reject(new IamError(`${why}; raise ${iam.requestTimeoutSetting}`, undefined, Code.DEADLINE_EXCEEDED));
         }, Math.max(0, deadline - Date.now()));
     });
     void result.finally(() => clearTimeout(expiry)).catch(() => undefined);
@@ -114,7 +121,13 @@ async function drain(iam: IamFetcher, parent: Parent, q: Queue, byParent: Map<st
             if (q.waiting.length === 0) break;
             const batch = q.waiting.splice(0);
             released = batch.length;
-            await runBatch(iam, parent, batch, q);
+            q.inCycle = true;
+            try {
+                await runBatch(iam, parent, batch, q);
+            } finally {
+                q.inCycle = false;
+                q.cycles++;
+            }
         }
     } finally {
         q.running = false;
@@ -201,7 +214,7 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         if (Date.now() + wait >= deadline) {
             throw new IamError(`too many concurrent changes to the policy of ${name}: ${conflicts + 1} writes were ` +
-                "refused with 409 ABORTED within the request timeout; retry, or raise cloud:requestTimeout",
+                `refused with 409 ABORTED within the request timeout; retry, or raise ${iam.requestTimeoutSetting}`,
                 409, Code.ABORTED);
         }
         await sleep(wait);

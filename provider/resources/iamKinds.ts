@@ -6,8 +6,9 @@
 // All writes are read-modify-writes through modifyPolicy (one lock per policy, etag, retry on 409).
 
 import { property, types, Values } from "../define";
-import { IamError } from "../iam/errors";
+import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
+import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
 import { modifyPolicy } from "../iam/modify";
 import {
     checkProjectId, checkServiceName, memberKey, memberProblem, Parent, parentName, projectIdProblem, roleProblem, sameMember,
@@ -15,12 +16,13 @@ import {
 } from "../iam/names";
 import { conditionType } from "../iam/model";
 import {
-    Binding, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, parsePolicyData, Policy, policyData, policyDataProblem,
+    Binding, canonicalAuditConfigs, canonicalBindings, canonicalCondition, comparablePolicyData, Condition, parsePolicyData, Policy, policyData, policyDataProblem,
 } from "../iam/policy";
 import type { ExampleArgs } from "../examples";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
 import { adminPolicyStatement, EXAMPLE_VALUES } from "../functions/policyRecord";
-import { defineResource, ResourceContext, ResourceDefinition } from "./resource";
+import { shortUrn } from "./owners";
+import { defineResource, PathChange, ResourceContext, ResourceDefinition } from "./resource";
 
 export type ParentKind = Parent["kind"];
 
@@ -76,15 +78,26 @@ function parentInputs(kind: ParentKind, inputs: ParentInputs): ParentInputs {
 
 /**
  * A parent that no longer exists means the resource is gone, not an error: a refresh drops it, a delete has
- * nothing left to do (the read-modify-write's own read finds that out; no extra request).
+ * nothing left to do (the read-modify-write's own read finds that out; no extra request). Only Google's own
+ * NOT_FOUND about the service or consumer says so (the fetcher's NOT_FOUND); any other failure, a 404 from a
+ * URL that is not the API included, is an error.
  */
 async function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
     try {
         return await work;
     } catch (e) {
-        if (e instanceof IamError && e.httpStatus === 404) return undefined;
+        if (e instanceof IamError && e.code === Code.NOT_FOUND) return undefined;
         throw e;
     }
+}
+
+/** Tells the user which of a deleted resource's grants stayed because another resource declares them. */
+function reportKept(ctx: ResourceContext, parent: string, left: Map<string, { grant: Grant; by: string }>): void {
+    if (left.size === 0) return;
+    const lines = [...left.values()].map(({ grant, by }) =>
+        `  ${describeGrant(grant)}: declared by ${by === ctx.urn ? "this resource's replacement" : shortUrn(by)}`);
+    ctx.warn(`deleted, but left ${left.size === 1 ? "a grant" : `${left.size} grants`} on ${parent} in place, because ` +
+        `the deployment still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
 }
 
 /** The current policy of a parent for a refresh, or undefined when the parent is gone. */
@@ -116,6 +129,33 @@ function withoutGrant(bindings: Binding[] | undefined, role: string, condition: 
 /** Members as IAM tells them apart, sorted and deduplicated: what Diff and confirmation compare. */
 function memberKeys(members: readonly string[]): string[] {
     return [...new Set(members.map(memberKey))].sort();
+}
+
+/** The grants two policyData texts differ by, as `policyData["<grant>"]` lines; audit logging as one line. */
+function policyDataChanges(before: string, after: string): PathChange[] | undefined {
+    const a = parsePolicyData(before);
+    const b = parsePolicyData(after);
+    if ("problem" in a || "problem" in b) return undefined;
+    const { added, removed } = changesBetween(grantsOf(a.policy.bindings), grantsOf(b.policy.bindings));
+    const line = (g: Grant, kind: PathChange["kind"]): PathChange => ({ path: `policyData[${JSON.stringify(describeGrant(g))}]`, kind });
+    const audit = JSON.stringify(canonicalAuditConfigs(a.policy.auditConfigs)) !== JSON.stringify(canonicalAuditConfigs(b.policy.auditConfigs));
+    return [...added.map((g) => line(g, "add")), ...removed.map((g) => line(g, "delete")),
+        ...(audit ? [{ path: "policyData.auditConfigs", kind: "update" as const }] : [])];
+}
+
+/** The members two lists differ by (as IAM compares them), as `members[i]` lines: i in the new list for an added one, in the old for a removed one. */
+function memberChanges(before: readonly string[], after: readonly string[]): PathChange[] {
+    const lines = (from: readonly string[], other: readonly string[], kind: PathChange["kind"]) => {
+        const there = new Set(other.map(memberKey));
+        const seen = new Set<string>();
+        return from.flatMap((m, i) => {
+            const key = memberKey(m);
+            if (there.has(key) || seen.has(key)) return [];
+            seen.add(key);
+            return [{ path: `members[${i}]`, kind }];
+        });
+    };
+    return [...lines(after, before, "add"), ...lines(before, after, "delete")];
 }
 
 /** `<parent> <role>[ <member>][ <condition title>]`: Terraform's IDs for bindings and members. */
@@ -210,9 +250,8 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         importDoc: { text: importText(kind, ""), ids: exampleIds(kind, []) },
         inputs,
         outputs: etagOutput,
-        deleteBeforeReplace: false,
         id: (i) => parentName(parentOf(kind, i)),
-        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "policy" }),
+        claims: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "policy", grants: grantsOf(desired(i).bindings) }),
         parseId: (id) => {
             // An import ID names the parent only; read() takes nothing else from it (as a Binding's takes no members).
             const parentIn = parseParent(kind, id);
@@ -222,6 +261,7 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
             const parsed = parsePolicyData(i.policyData);
             return { ...parentInputs(kind, i), policyData: "problem" in parsed ? i.policyData : comparablePolicyData(parsed.policy) };
         },
+        grantChanges: (property, olds, news) => (property === "policyData" ? policyDataChanges(olds.policyData, news.policyData) : undefined),
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
         async read(x, ctx) {
@@ -231,11 +271,27 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         },
         async delete(x, ctx) {
             const parent = parentOf(kind, x);
-            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) =>
-                (current.bindings ?? []).length || (current.auditConfigs ?? []).length ? { bindings: [], auditConfigs: [] } : undefined, {
-                updateMask: "bindings,etag,auditConfigs",
-                confirm: (p) => policyData(p) === "{}",
-            }));
+            const name = parentName(parent);
+            const kept = ctx.kept(name);
+            if (kept.policy) {
+                const by = kept.policy === ctx.urn ? "this resource's replacement" : shortUrn(kept.policy);
+                ctx.warn(`deleted, but left the IAM policy of ${name} as it is: ${by} manages it now`);
+                return;
+            }
+            // Every grant goes, except those other resources of the deployment still declare.
+            const left = new Map<string, { grant: Grant; by: string }>();
+            const keep = (g: Grant) => {
+                const by = kept.grants.get(grantKey(g));
+                if (by !== undefined) left.set(grantKey(g), { grant: g, by });
+                return by !== undefined;
+            };
+            const emptied = (p: Policy) => grantsOf(p.bindings).every((g) => kept.grants.has(grantKey(g))) && !(p.auditConfigs ?? []).length;
+            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
+                left.clear();
+                const bindings = keepGrants(current, keep);
+                return emptied(current) ? undefined : { bindings, auditConfigs: [] };
+            }, { updateMask: "bindings,etag,auditConfigs", confirm: emptied }));
+            reportKept(ctx, name, left);
         },
     });
 }
@@ -282,9 +338,11 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         },
         inputs,
         outputs: etagOutput,
-        deleteBeforeReplace: true,
         id: (i) => grantId(parentOf(kind, i), [i.role, i.condition?.title]),
-        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "grant" }),
+        claims: (i) => ({
+            parent: parentName(parentOf(kind, i)), scope: "binding", role: i.role, condition: i.condition,
+            grants: grantsOf([{ role: i.role, members: i.members, ...(i.condition ? { condition: i.condition } : {}) }]),
+        }),
         parseId: (id) => {
             const [p, role, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -298,6 +356,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
             members: memberKeys(i.members),
             condition: conditionOf(i.condition),
         }),
+        grantChanges: (property, olds, news) => (property === "members" ? memberChanges(olds.members, news.members) : undefined),
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
         async read(x, ctx) {
@@ -312,10 +371,26 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         },
         async delete(x, ctx) {
             const parent = parentOf(kind, x);
+            const name = parentName(parent);
+            const kept = ctx.kept(name);
+            // The role's members go, except those other resources of the deployment still declare.
+            const left = new Map<string, { grant: Grant; by: string }>();
+            const keptBy = (b: Binding, member: string) => {
+                const grant: Grant = { role: b.role, member, ...(b.condition ? { condition: b.condition } : {}) };
+                const by = kept.grants.get(grantKey(grant));
+                if (by !== undefined) left.set(grantKey(grant), { grant, by });
+                return by !== undefined;
+            };
+            const removable = (p: Policy) => (p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition) && b.members.some((m) => !keptBy(b, m)));
             await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
-                const rest = withoutGrant(current.bindings, x.role, x.condition);
-                return rest.length === (current.bindings ?? []).length ? undefined : { ...current, bindings: rest };
-            }, { updateMask: "bindings,etag", confirm: (p) => !(p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition)) }));
+                left.clear();
+                if (!removable(current)) return undefined;
+                const bindings = (current.bindings ?? [])
+                    .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => keptBy(b, m)) } : b))
+                    .filter((b) => b.members.length > 0);
+                return { ...current, bindings };
+            }, { updateMask: "bindings,etag", confirm: (p) => !removable(p) }));
+            reportKept(ctx, name, left);
         },
     });
 }
@@ -364,9 +439,11 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         },
         inputs,
         outputs: etagOutput,
-        deleteBeforeReplace: true,
         id: (i) => grantId(parentOf(kind, i), [i.role, i.member, i.condition?.title]),
-        owns: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "grant" }),
+        claims: (i) => ({
+            parent: parentName(parentOf(kind, i)), scope: "member", role: i.role, condition: i.condition,
+            grants: [{ role: i.role, member: i.member, ...(i.condition ? { condition: i.condition } : {}) }],
+        }),
         parseId: (id) => {
             const [p, role, member, ...title] = id.split(" ");
             const parentIn = parseParent(kind, p);
@@ -394,6 +471,9 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
         },
         async delete(x, ctx) {
             const parent = parentOf(kind, x);
+            const grant: Grant = { role: x.role, member: x.member, ...(x.condition ? { condition: x.condition } : {}) };
+            const by = ctx.kept(parentName(parent)).grants.get(grantKey(grant));
+            if (by !== undefined) return reportKept(ctx, parentName(parent), new Map([[grantKey(grant), { grant, by }]]));
             await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
                 if (!has(current, x)) return undefined;
                 const bindings = (current.bindings ?? [])

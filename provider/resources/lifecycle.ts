@@ -4,7 +4,8 @@
 
 import { checkProperties, concealSecrets, Failure, InputError } from "../check";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
-import { ResourceContext, ResourceDefinition } from "./resource";
+import { Claim } from "./owners";
+import { PathChange, ResourceContext, ResourceDefinition } from "./resource";
 
 function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
     const out: PropertyMap = {};
@@ -42,20 +43,32 @@ function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): Prop
 
 /**
  * Check: the failures of the inputs (secret values concealed), and, once the inputs are all known and valid,
- * which parent the resource manages and how.
+ * what the resource declares of its parent's policy.
  */
-export function check(def: ResourceDefinition, news: PropertyMap):
-    { inputs: PropertyMap; failures: Failure[]; owner?: { parent: string; scope: "policy" | "grant" } } {
+export function check(def: ResourceDefinition, news: PropertyMap): { inputs: PropertyMap; failures: Failure[]; claim?: Claim } {
     const { values, secrets, unknowns } = plain(news);
     const { failures } = checkProperties(def.inputs, values);
     if (failures.length) return { inputs: news, failures: concealSecrets(failures, values, secrets) };
-    return { inputs: news, failures, owner: unknowns.size ? undefined : def.owns(declaredInputs(def, values)) };
+    return { inputs: news, failures, claim: unknowns.size ? undefined : def.claims(declaredInputs(def, values)) };
 }
 
 export interface DiffResult {
     changed: string[];
     replaces: string[];
     deleteBeforeReplace: boolean;
+    /** The detailed diff: per changed property, its path, or the grants it adds and removes (grantChanges). */
+    detailed: (PathChange & { replace: boolean })[];
+}
+
+/** A property's change grant by grant, when the definition tells it and both sides are of the declared shape. */
+function grantLines(def: ResourceDefinition, name: string, before: PropertyMap, after: PropertyMap): PathChange[] | undefined {
+    if (!def.grantChanges) return undefined;
+    try {
+        const lines = def.grantChanges(name, stateInputs(def, before), stateInputs(def, after));
+        return lines?.length ? lines : undefined;
+    } catch {
+        return undefined; // a malformed side: the property is shown whole
+    }
 }
 
 /** The canonical form of inputs; values that never passed Check (a malformed request) compare as given. */
@@ -75,6 +88,7 @@ export function diff(def: ResourceDefinition, olds: PropertyMap, news: PropertyM
     const canonicalNew = after.unknowns.size ? {} : canonical(def, declaredInputs(def, after.values));
     const changed: string[] = [];
     const replaces: string[] = [];
+    const detailed: DiffResult["detailed"] = [];
     for (const [name, prop] of Object.entries(def.inputs)) {
         const unknown = after.unknowns.has(name);
         const same = !unknown && (after.unknowns.size
@@ -83,8 +97,15 @@ export function diff(def: ResourceDefinition, olds: PropertyMap, news: PropertyM
         if (same) continue;
         changed.push(name);
         if (prop.replaceOnChanges) replaces.push(name);
+        const replace = prop.replaceOnChanges === true;
+        const lines = unknown || after.unknowns.size ? undefined : grantLines(def, name, before, after.values);
+        for (const line of lines ?? [{ path: name, kind: "update" as const }]) detailed.push({ ...line, replace });
     }
-    return { changed, replaces, deleteBeforeReplace: replaces.length > 0 && def.deleteBeforeReplace };
+    // Replaced by deleting first, whoever decides on the replacement (the engine reads this flag for
+    // `replaceOnChanges` too): the old resource's Delete then runs before the new one exists in Google's policy,
+    // and keeps what the replacement declares (owners.ts). The engine does not ask Diff for `--replace` or a
+    // changed provider and creates first then; the Delete keeps the replacement's grants all the same.
+    return { changed, replaces, deleteBeforeReplace: true, detailed };
 }
 
 function unknownOutputs(def: ResourceDefinition): PropertyMap {

@@ -1,31 +1,213 @@
-// Who manages which policy in this deployment. A Policy resource is authoritative for its whole parent, so a
-// Binding or Member on the same parent fights it forever: each update of the Policy removes the grant, each
-// refresh brings it back. Terraform's docs warn about this; the plugin sees both resources and says so.
+// Who declares which grants in this deployment. The engine sends Check for every resource of the program (and
+// again, with the new inputs, for one it replaces), so the plugin knows what the program wants before any
+// Delete comes. That is what makes two rules possible:
+//   - resources that fight over the same grant, role or policy are told so, each on its own resource;
+//   - a Delete removes only what no other resource of the deployment (nor the resource's own replacement)
+//     still declares: renaming a resource without an alias, replacing it create-first (`--replace`, a changed
+//     provider) or dropping one of two resources that declare one grant never takes the grant away.
+// Declarations are also written to a folder shared by the plugin processes of the same engine (an explicit
+// provider runs in a process of its own), so a Delete sees what the other processes' resources declare.
 
-export type Scope = "policy" | "grant";
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { describeGrant, Grant, grantKey, roleKey } from "../iam/grants";
+import { Condition } from "../iam/policy";
+
+export type Scope = "policy" | "binding" | "member";
+
+/** What one resource declares of one parent's policy. */
+export interface Claim {
+    /** The parent's name (`services/S` or `services/S/consumers/P`). */
+    parent: string;
+    scope: Scope;
+    /** The grants it declares (a Policy: all of its bindings'; a Binding: its role's members; a Member: one). */
+    grants: Grant[];
+    /** A Binding's or Member's role and condition. */
+    role?: string;
+    condition?: Condition;
+}
+
+/** What the rest of the deployment still declares on a parent, for a Delete. */
+export interface Kept {
+    /** The resource (URN) that declares the whole policy, if any. */
+    policy?: string;
+    /** grantKey → the resource (URN) that declares the grant. */
+    grants: Map<string, string>;
+}
 
 /** `type::name` of a URN (`urn:pulumi:stack::project::type::name`): what a person recognises. */
-function shortUrn(urn: string): string {
+export function shortUrn(urn: string): string {
     return urn.split("::").slice(-2).join("::");
 }
 
-export class PolicyOwners {
-    private readonly byParent = new Map<string, Record<Scope, Set<string>>>();
-    private readonly warned = new Set<string>();
+/** A warning for one resource. */
+export interface Notice {
+    urn: string;
+    message: string;
+}
 
-    /** Records that `urn` manages `parent`; returns a warning the first time a Policy and a grant resource meet. */
-    note(urn: string, parent: string, scope: Scope): string | undefined {
-        let owners = this.byParent.get(parent);
-        if (!owners) this.byParent.set(parent, (owners = { policy: new Set(), grant: new Set() }));
-        owners[scope].add(urn);
-        const [policy] = owners.policy;
-        const [grant] = owners.grant;
-        if (policy === undefined || grant === undefined) return undefined;
-        const pair = `${policy}\n${grant}`;
-        if (this.warned.has(pair)) return undefined;
-        this.warned.add(pair);
-        return `${shortUrn(policy)} and ${shortUrn(grant)} both manage the IAM policy of ${parent}: the Policy resource ` +
-            "owns the whole policy, so every update of it removes the other's grant and every refresh shows the grant " +
-            "again, without end. Manage one parent either with its Policy resource or with Bindings and Members, not both.";
+interface Entry {
+    urn: string;
+    claim: Claim;
+}
+
+/**
+ * The folder the plugin processes of one engine share: named by the engine's address and the engine's process
+ * (both plugins of a deployment are its children), under the user's temporary folder.
+ */
+function sharedFolder(engineAddress: string): string {
+    const id = crypto.createHash("sha256").update(`${process.ppid} ${engineAddress}`).digest("hex").slice(0, 16);
+    const user = typeof process.getuid === "function" ? String(process.getuid()) : os.userInfo().username;
+    return path.join(os.tmpdir(), `pulumi-resource-cloud-${user}`, id);
+}
+
+export class Declarations {
+    private readonly byUrn = new Map<string, Claim>();
+    private readonly warned = new Set<string>();
+    private folder?: string;
+    private file?: string;
+
+    /**
+     * Shares this process's declarations with the other plugin processes of the same engine. Without it (no
+     * engine: tests, a debugger) declarations stay in the process.
+     */
+    share(engineAddress: string | undefined): void {
+        if (!engineAddress || this.file) return;
+        try {
+            this.folder = sharedFolder(engineAddress);
+            fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+            this.file = path.join(this.folder, `${process.pid}.jsonl`);
+            for (const [urn, claim] of this.byUrn) this.append({ urn, claim });
+        } catch {
+            // Sharing only widens what a Delete keeps; without it each process still knows its own resources.
+            this.file = undefined;
+        }
     }
+
+    private append(entry: Entry): void {
+        if (!this.file) return;
+        try {
+            fs.appendFileSync(this.file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+        } catch {
+            this.file = undefined;
+        }
+    }
+
+    /** The other processes' declarations (the last line per URN wins). */
+    private peers(): Entry[] {
+        if (!this.folder) return [];
+        const out = new Map<string, Entry>();
+        let names: string[] = [];
+        try {
+            names = fs.readdirSync(this.folder).filter((n) => n.endsWith(".jsonl") && n !== path.basename(this.file ?? ""));
+        } catch {
+            return [];
+        }
+        for (const name of names) {
+            let text = "";
+            try {
+                text = fs.readFileSync(path.join(this.folder, name), "utf8");
+            } catch {
+                continue; // that process just ended
+            }
+            for (const line of text.split("\n")) {
+                try {
+                    const e = JSON.parse(line) as Entry;
+                    if (typeof e.urn === "string" && e.claim && typeof e.claim.parent === "string") out.set(e.urn, e);
+                } catch {
+                    // a line being written, or empty
+                }
+            }
+        }
+        return [...out.values()];
+    }
+
+    /**
+     * Records what `urn` declares (from Check); returns, once per pair, a warning for each of two resources
+     * that fight over a grant, a role or the whole policy.
+     */
+    declare(urn: string, claim: Claim): Notice[] {
+        this.byUrn.set(urn, claim);
+        this.append({ urn, claim });
+        const notices: Notice[] = [];
+        for (const [other, theirs] of this.byUrn) {
+            if (other === urn || theirs.parent !== claim.parent) continue;
+            const conflict = conflictOf(claim, theirs);
+            if (!conflict) continue;
+            const pair = [urn, other].sort().join("\n") + `\n${conflict.kind}`;
+            if (this.warned.has(pair)) continue;
+            this.warned.add(pair);
+            notices.push({ urn, message: conflict.message(other) }, { urn: other, message: conflict.message(urn) });
+        }
+        return notices;
+    }
+
+    /**
+     * What the deployment still declares on `parent`, apart from the old state of `deleting` (whose current
+     * declaration, if the program still has it, is its replacement and counts).
+     */
+    kept(parent: string): Kept {
+        const kept: Kept = { grants: new Map() };
+        const entries = [...this.peers(), ...[...this.byUrn].map(([urn, claim]) => ({ urn, claim }))];
+        for (const { urn, claim } of entries) {
+            if (claim.parent !== parent) continue;
+            if (claim.scope === "policy") kept.policy = urn;
+            for (const g of claim.grants) kept.grants.set(grantKey(g), urn);
+        }
+        return kept;
+    }
+
+    /** Removes this process's shared file (the folder too, once empty). */
+    close(): void {
+        if (!this.file || !this.folder) return;
+        try {
+            fs.rmSync(this.file, { force: true });
+            fs.rmdirSync(this.folder);
+        } catch {
+            // another process still shares the folder
+        }
+        this.file = undefined;
+    }
+}
+
+/** How two claims on one parent conflict, if they do, with the warning for one side naming the other. */
+function conflictOf(mine: Claim, theirs: Claim): { kind: string; message(other: string): string } | undefined {
+    const parent = mine.parent;
+    if (mine.scope === "policy" || theirs.scope === "policy") {
+        return {
+            kind: "policy",
+            message: (other) => `${shortUrn(other)} also manages the IAM policy of ${parent}. A Policy resource owns the ` +
+                "whole policy, so every update of it removes the other's grants and every refresh shows them again. " +
+                "Manage one parent either with its Policy resource or with Bindings and Members, not both.",
+        };
+    }
+    const sameRole = roleKey(mine.role ?? "", mine.condition) === roleKey(theirs.role ?? "", theirs.condition);
+    if (!sameRole) return undefined;
+    const role = `${mine.role}${mine.condition ? ` [if ${JSON.stringify(mine.condition.title)}]` : ""}`;
+    if (mine.scope === "binding" && theirs.scope === "binding") {
+        return {
+            kind: "binding",
+            message: (other) => `${shortUrn(other)} also sets the members of ${role} on ${parent}: each Binding is ` +
+                "authoritative for its role, so every update of one removes the other's members. Keep one Binding per role.",
+        };
+    }
+    if (mine.scope !== theirs.scope) {
+        return {
+            kind: "binding-member",
+            message: (other) => `${shortUrn(other)} and this resource both manage ${role} on ${parent}: the Binding sets ` +
+                "the role's members exactly, so it removes the Member's grant on every update and the Member adds it back " +
+                "on the next; `pulumi up --refresh` flip-flops. List the member in the Binding, or use Members only for this role.",
+        };
+    }
+    const mineKeys = new Set(mine.grants.map(grantKey));
+    const shared = theirs.grants.find((g) => mineKeys.has(grantKey(g)));
+    if (!shared) return undefined;
+    return {
+        kind: "grant",
+        message: (other) => `${shortUrn(other)} declares the same grant (${describeGrant(shared)} on ${parent}; IAM ` +
+            "compares emails without regard to case): remove one of the two resources. While both are declared, " +
+            "deleting one leaves the grant in place for the other.",
+    };
 }

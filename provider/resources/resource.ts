@@ -7,8 +7,17 @@
 import { Properties, Values } from "../define";
 import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
+import type { Claim, Kept } from "./owners";
 
-export type ResourceContext = InvokeContext;
+/** What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it. */
+export interface ResourceContext extends InvokeContext {
+    /** The resource's URN. */
+    readonly urn: string;
+    /** What the rest of the deployment (and this resource's replacement, if any) still declares on a parent. */
+    kept(parent: string): Kept;
+    /** A warning shown on this resource. */
+    warn(message: string): void;
+}
 
 type Record_ = Record<string, unknown>;
 
@@ -16,6 +25,12 @@ type Record_ = Record<string, unknown>;
 export interface ReadResult<V, R> {
     inputs: V;
     outputs: R;
+}
+
+/** One line of a detailed diff: a property path (`members[2]`, `policyData["roles/x user:a"]`) and its change. */
+export interface PathChange {
+    path: string;
+    kind: "add" | "delete" | "update";
 }
 
 export interface ResourceDefinition<I extends Properties = Properties, O extends Properties = Properties> {
@@ -28,19 +43,20 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     readonly inputs: I;
     /** Outputs beyond the inputs (the state holds both). */
     readonly outputs: O;
-    /**
-     * What of its parent's policy the resource owns, and which parent: a Policy resource owns all of it, so it
-     * fights any Binding or Member on the same parent (the plugin warns).
-     */
-    owns(inputs: Values<I>): { parent: string; scope: "policy" | "grant" };
-    /** Replace by deleting first: two resources with the same identity must never coexist (it would drop a grant). */
-    readonly deleteBeforeReplace: boolean;
+    /** What the resource declares of its parent's policy (owners.ts: conflicts are warned of, Deletes keep it). */
+    claims(inputs: Values<I>): Claim;
     /** The ID of the resource the inputs describe (Terraform's form). */
     id(inputs: Values<I>): string;
     /** The inputs an import ID names (possibly partly, e.g. a condition by its title), or the rule it broke. */
     parseId(id: string): Values<I> | string;
     /** Per-property values that compare equal exactly when the meaning is equal (for Diff). */
     canonical(inputs: Values<I>): Record_;
+    /**
+     * How a changed property that holds grants changed, grant by grant: the preview (and refresh, which the
+     * engine shows through Diff too) then lists the grants added and removed, where the engine would compare
+     * list positions or a JSON string's. Undefined for a property compared whole.
+     */
+    grantChanges?(property: keyof I & string, olds: Values<I>, news: Values<I>): PathChange[] | undefined;
     create(inputs: Values<I>, ctx: ResourceContext): Promise<Values<O>>;
     /** The resource as it is now, or undefined when it is gone. */
     read(inputs: Values<I>, ctx: ResourceContext): Promise<ReadResult<Values<I>, Values<O>> | undefined>;

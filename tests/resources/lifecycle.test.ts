@@ -82,6 +82,8 @@ describe("policy resources", function () {
                     expect(imported.inputs).to.deep.equal({ ...parent.inputs, policyData: policyData(JSON.parse(next)) });
                 }
 
+                // The program no longer has it: a later deployment, which did not declare it.
+                await stack.nextDeployment();
                 await stack.plugin.delete(type, parent.id, updated);
                 expect(policyData(stack.emu.getPolicy(parent.name))).to.equal("{}");
             });

@@ -56,6 +56,7 @@ describe("real-world policies and faults", function () {
         const news = { serviceName: SERVICE, policyData: JSON.stringify({ bindings: [{ role: ROLE, members: [gke] }] }) };
         const updated = await stack.plugin.update(POLICY, created.id, read.inputs, news);
         expect(policyData(stack.emu.getPolicy(PARENT))).to.equal(policyData(JSON.parse(news.policyData)));
+        await stack.nextDeployment(); // the program no longer declares it
         await stack.plugin.delete(POLICY, created.id, { ...updated, policyData: read.inputs.policyData });
         expect(policyData(stack.emu.getPolicy(PARENT))).to.equal("{}");
         // As an input, a deleted principal is still refused, with the reason.
@@ -232,13 +233,16 @@ describe("real-world policies and faults", function () {
         const plugin = await Plugin.start({ args: [engine.address] });
         try {
             await plugin.configure(undefined, stack.vars());
-            await plugin.check(POLICY, { serviceName: SERVICE, policyData: "{}" });
-            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" });
-            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" });
+            await plugin.check(POLICY, { serviceName: SERVICE, policyData: "{}" }, {}, "policy");
+            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" }, {}, "member");
+            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com" }, {}, "member");
             await new Promise((r) => setTimeout(r, 300));
-            const warnings = engine.messages.filter((m) => m.includes("both manage the IAM policy"));
-            expect(warnings).to.have.length(1);
-            expect(warnings[0]).to.contain("ServiceIamPolicy").and.contain("ServiceIamMember").and.contain(PARENT);
+            // Once per pair, on each of the two resources, naming the other.
+            const warnings = engine.logs.filter((m) => m.message.includes("also manages the IAM policy"));
+            expect(warnings.map((w) => w.urn.split("::").pop())).to.have.members(["policy", "member"]);
+            const onPolicy = warnings.find((w) => w.urn.endsWith("::policy"))!;
+            expect(onPolicy.message).to.contain("ServiceIamMember::member").and.contain(PARENT);
+            expect(onPolicy.urn).to.contain("ServiceIamPolicy");
         } finally {
             await plugin.stop();
             engine.close();

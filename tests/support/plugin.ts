@@ -121,14 +121,15 @@ export class Plugin {
         };
     }
 
-    // The resource RPCs, with the request fields the engine fills in.
+    // The resource RPCs, with the request fields the engine fills in. `name` is the resource's name in its URN
+    // (`urn:pulumi:dev::proj::<type>::<name>`): two resources of one type need two names.
 
     private urn(type: string, name = "r"): string {
         return `urn:pulumi:dev::proj::${type}::${name}`;
     }
 
-    async check(type: string, news: PropertyMap, olds: PropertyMap = {}): Promise<{ inputs: PropertyMap; failures: { property: string; reason: string }[] }> {
-        const res = await this.call<pb.CheckResponse>("check", new pb.CheckRequest().setUrn(this.urn(type)).setType(type)
+    async check(type: string, news: PropertyMap, olds: PropertyMap = {}, name?: string): Promise<{ inputs: PropertyMap; failures: { property: string; reason: string }[] }> {
+        const res = await this.call<pb.CheckResponse>("check", new pb.CheckRequest().setUrn(this.urn(type, name)).setType(type)
             .setOlds(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)));
         return {
             inputs: (res.getInputs()?.toJavaScript() ?? {}) as PropertyMap,
@@ -136,14 +137,18 @@ export class Plugin {
         };
     }
 
-    async diff(type: string, id: string, olds: PropertyMap, news: PropertyMap): Promise<{ changes: number; diffs: string[]; replaces: string[]; deleteBeforeReplace: boolean }> {
-        const res = await this.call<pb.DiffResponse>("diff", new pb.DiffRequest().setUrn(this.urn(type)).setType(type).setId(id)
+    async diff(type: string, id: string, olds: PropertyMap, news: PropertyMap, name?: string):
+        Promise<{ changes: number; diffs: string[]; replaces: string[]; deleteBeforeReplace: boolean; detailed: Record<string, string> }> {
+        const res = await this.call<pb.DiffResponse>("diff", new pb.DiffRequest().setUrn(this.urn(type, name)).setType(type).setId(id)
             .setOlds(Struct.fromJavaScript(olds)).setOldInputs(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)));
-        return { changes: res.getChanges(), diffs: res.getDiffsList(), replaces: res.getReplacesList(), deleteBeforeReplace: res.getDeletebeforereplace() };
+        const kinds = Object.fromEntries(Object.entries(pb.PropertyDiff.Kind).map(([k, v]) => [v, k]));
+        const detailed: Record<string, string> = {};
+        for (const [path, d] of res.getDetaileddiffMap().entries()) detailed[path] = kinds[d.getKind()];
+        return { changes: res.getChanges(), diffs: res.getDiffsList(), replaces: res.getReplacesList(), deleteBeforeReplace: res.getDeletebeforereplace(), detailed };
     }
 
-    async create(type: string, properties: PropertyMap, preview = false): Promise<{ id: string; properties: PropertyMap }> {
-        const res = await this.call<pb.CreateResponse>("create", new pb.CreateRequest().setUrn(this.urn(type)).setType(type)
+    async create(type: string, properties: PropertyMap, preview = false, name?: string): Promise<{ id: string; properties: PropertyMap }> {
+        const res = await this.call<pb.CreateResponse>("create", new pb.CreateRequest().setUrn(this.urn(type, name)).setType(type)
             .setProperties(Struct.fromJavaScript(properties)).setPreview(preview));
         return { id: res.getId(), properties: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap };
     }
@@ -164,8 +169,8 @@ export class Plugin {
         return (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap;
     }
 
-    async delete(type: string, id: string, properties: PropertyMap): Promise<void> {
-        await this.call("delete", new pb.DeleteRequest().setUrn(this.urn(type)).setType(type).setId(id)
+    async delete(type: string, id: string, properties: PropertyMap, name?: string): Promise<void> {
+        await this.call("delete", new pb.DeleteRequest().setUrn(this.urn(type, name)).setType(type).setId(id)
             .setProperties(Struct.fromJavaScript(properties)).setOldInputs(Struct.fromJavaScript(properties)));
     }
 
@@ -194,6 +199,8 @@ export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getSer
 export interface Stack {
     emu: Emulator;
     plugin: Plugin;
+    /** A new plugin process, configured as before: what the engine does for the next `pulumi up`. */
+    nextDeployment(): Promise<void>;
     /** Configure variables pointing at the emulator with the stack's token; `extra` adds or overrides keys. */
     vars(extra?: Record<string, string>): Record<string, string>;
     configure(extra?: Record<string, string>): Promise<pb.ConfigureResponse>;
@@ -215,9 +222,15 @@ export async function startStack(token: string, services: string[]): Promise<Sta
         emu,
         plugin,
         vars,
-        configure: (extra) => plugin.configure(undefined, vars(extra)),
+        configure: (extra) => stack.plugin.configure(undefined, vars(extra)),
+        async nextDeployment() {
+            // The engine starts a plugin per deployment: what one deployment's program declared is not the next's.
+            await stack.plugin.stop();
+            stack.plugin = await Plugin.start();
+            await stack.configure();
+        },
         async stop() {
-            const code = await plugin.stop();
+            const code = await stack.plugin.stop();
             await emu.close();
             return code;
         },
@@ -233,7 +246,13 @@ export async function startStack(token: string, services: string[]): Promise<Sta
 export function useStack(token: string, services: string[]): Stack & { exitCode?: number | null } {
     const stack = {} as Stack & { exitCode?: number | null };
     before(async () => {
-        Object.assign(stack, await startStack(token, services));
+        const inner = await startStack(token, services);
+        Object.assign(stack, inner, {
+            async nextDeployment() {
+                await inner.nextDeployment();
+                stack.plugin = inner.plugin;
+            },
+        });
     });
     after(async () => {
         stack.exitCode = await stack.stop();
