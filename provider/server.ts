@@ -18,11 +18,12 @@ import {
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
-import { fetcherOptions, IamFetcher } from "./iam/fetcher";
+import { bounded, fetcherOptions, IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
 import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import * as lifecycle from "./resources/lifecycle";
+import { WriteJournal } from "./resources/journal";
 import { Declarations } from "./resources/owners";
 import { ResourceContext, ResourceDefinition } from "./resources/resource";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
@@ -113,6 +114,9 @@ export class Provider {
     private fetcher?: IamFetcher;
     private schema?: string;
     private readonly declarations = new Declarations();
+    private readonly journal = new WriteJournal();
+    /** Whether this deployment changed anything (a Create, Update or Delete that was not a preview). */
+    private changed = false;
 
     constructor(private readonly log: Logger) {}
 
@@ -203,7 +207,18 @@ export class Provider {
             .setDiffsList(diffs).setHasdetaileddiff(true);
     }
 
+    /**
+     * Every resource request names the stack (its URN): the journal then takes over what a dead process left
+     * unrecorded for that stack, and the user hears of it once.
+     */
+    private seen(urn: string): void {
+        this.journal.attach(urn);
+        const report = this.journal.report();
+        if (report) this.log.warn(report);
+    }
+
     configure(req: pb.ConfigureRequest): pb.ConfigureResponse {
+        if (req.getUrn()) this.seen(req.getUrn() ?? "");
         const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
         this.configUnknown = unwrap(input).unknown;
         if (!this.configUnknown) this.applyConfig(input, configOrigin(req.getName() ?? ""));
@@ -241,9 +256,19 @@ export class Provider {
         return res.setReturn(toStruct(result));
     }
 
-    /** Shutdown: see IamFetcher.drain. */
-    drain(): Promise<void> {
-        return this.fetcher?.drain() ?? Promise.resolve();
+    /**
+     * Shutdown: at the end of a deployment that changed something, grants an earlier, dead process wrote for
+     * resources this program no longer declares are removed first (journal.ts, within a short budget: the
+     * engine kills a plugin 5 s after SIGINT); then see IamFetcher.drain.
+     */
+    async drain(): Promise<void> {
+        if (this.changed && this.fetcher) {
+            const notes = await bounded(
+                this.journal.removeUndeclared(this.fetcher, (urn) => this.declarations.has(urn), (parent) => this.declarations.kept(parent)),
+                Date.now() + 2500, undefined, () => new Error("no time left")).catch(() => []);
+            for (const note of notes) this.log.warn(note);
+        }
+        await (this.fetcher?.drain() ?? Promise.resolve());
     }
 
     cancel(): Empty {
@@ -271,10 +296,12 @@ export class Provider {
             urn,
             kept: (parent) => this.declarations.kept(parent),
             warn: (message) => this.log.warn(message, urn),
+            wrote: (parent, grants) => this.journal.wrote({ urn, parent, grants }),
         };
     }
 
     check(req: pb.CheckRequest): pb.CheckResponse {
+        this.seen(req.getUrn());
         const def = this.resource(typeOf(req));
         const { inputs, failures, claim } = lifecycle.check(def, toMap(req.getNews()));
         // Check sees every resource of the program on every preview and update: resources that fight over a
@@ -300,32 +327,47 @@ export class Provider {
     }
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
+        this.seen(req.getUrn());
         const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
+        if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
     async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
+        this.seen(req.getUrn());
         const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
+        this.journal.recorded(req.getUrn());
         return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
     }
 
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
+        this.seen(req.getUrn());
         const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
+        if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
+        this.seen(req.getUrn());
         await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.resourceContext(req.getUrn()));
+        this.changed = true;
         return new Empty();
+    }
+
+    /** A Create or Update is being answered: the engine records the resource, so its writes are not orphans. */
+    private recorded(urn: string): void {
+        this.changed = true;
+        this.journal.recorded(urn);
     }
 
     close(): void {
         this.fetcher?.close();
         this.declarations.close();
+        this.journal.close();
         this.log.close();
     }
 }

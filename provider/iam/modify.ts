@@ -10,6 +10,7 @@
 
 import { Code, IamError } from "./errors";
 import { IamFetcher } from "./fetcher";
+import { changesBetween, Grant, grantsOf } from "./grants";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 
@@ -23,6 +24,8 @@ export interface ModifyOptions {
     confirm?: (policy: Policy) => boolean;
     /** Update mask of the write. */
     updateMask?: string;
+    /** Told, before a write is sent, which grants this change adds to the parent's policy (a crash journal). */
+    record?: (parent: Parent, added: Grant[]) => void;
 }
 
 /** Backoff after a 409: 1 s doubling, capped, as Terraform's IAM writers do. */
@@ -182,10 +185,12 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
         let next = current;
         let changed = false;
         const failed = new Map<Pending, unknown>();
+        const adds = new Map<Pending, Grant[]>();
         for (const p of batch) {
             try {
                 const after = p.change(next);
                 if (after !== undefined) {
+                    if (p.opts.record) adds.set(p, changesBetween(grantsOf(next.bindings), grantsOf(after.bindings)).added);
                     next = after;
                     changed = true;
                 }
@@ -202,6 +207,7 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
         // undid it (as it would have, run after it).
         const final = next;
         const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
+        for (const [p, added] of adds) if (!failed.has(p) && added.length) p.opts.record?.(parent, added);
         try {
             const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline,
                 (policy) => checks.every((shows) => shows(policy)));

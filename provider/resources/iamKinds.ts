@@ -230,7 +230,7 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
         const wanted = comparablePolicyData(want);
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
             comparablePolicyData(current) === wanted ? undefined : want, {
-            updateMask: "bindings,etag,auditConfigs",
+            record: ctx.wrote, updateMask: "bindings,etag,auditConfigs",
             confirm: (p) => comparablePolicyData(p) === wanted,
         });
         return { etag: policy.etag ?? "" };
@@ -317,7 +317,7 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
             JSON.stringify(owned(current)) === want ? undefined
                 : { ...current, bindings: [...withoutGrant(current.bindings, i.role, i.condition), binding] }, {
-            updateMask: "bindings,etag",
+            record: ctx.wrote, updateMask: "bindings,etag",
             confirm: (p) => JSON.stringify(owned(p)) === want,
         });
         return { etag: policy.etag ?? "" };
@@ -420,7 +420,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             const at = mine.length ? bindings.indexOf(mine[0]) : bindings.length;
             const rest = bindings.filter((b) => !mine.includes(b));
             return { ...current, bindings: [...rest.slice(0, at), grant, ...rest.slice(at)] };
-        }, { updateMask: "bindings,etag", confirm: (p) => has(p, x) });
+        }, { record: ctx.wrote, updateMask: "bindings,etag", confirm: (p) => has(p, x) });
         return { etag: policy.etag ?? "" };
     };
     const memberToken = `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`;

@@ -144,6 +144,11 @@ export class Declarations {
         return notices;
     }
 
+    /** Whether the program of this deployment declares `urn` (it was checked). */
+    has(urn: string): boolean {
+        return this.byUrn.has(urn);
+    }
+
     /**
      * What the deployment still declares on `parent`, apart from the old state of `deleting` (whose current
      * declaration, if the program still has it, is its replacement and counts).

@@ -16,6 +16,17 @@ import { PropertyMap } from "../../provider/properties";
 const ROOT = path.join(__dirname, "..", "..", "..");
 export const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
 
+let homes: string | undefined;
+/** A fresh PULUMI_HOME under one temporary folder, removed when the test process exits. */
+export function pulumiHome(): string {
+    if (!homes) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-pulumi-homes-"));
+        homes = dir;
+        process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+    }
+    return fs.mkdtempSync(path.join(homes, "home-"));
+}
+
 let tarball: string | undefined;
 /** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */
 export function pluginTarball(): string {
@@ -60,9 +71,13 @@ export class Plugin {
         this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
     }
 
-    /** Starts the plugin with only the given environment variables (plus PATH/HOME), so no machine config leaks in. */
+    /**
+     * Starts the plugin with only the given environment variables (plus PATH/HOME), so no machine config leaks in.
+     * Each process gets a PULUMI_HOME of its own (its crash journal, see provider/resources/journal.ts) unless
+     * `env` names one: processes that stand for one user's successive deployments share it.
+     */
     static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[] } = {}): Promise<Plugin> {
-        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), ...opts.env };
+        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), PULUMI_HOME: pulumiHome(), ...opts.env };
         const [cmd, ...pre] = opts.command ?? [PLUGIN];
         const child = spawn(cmd, [...pre, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";

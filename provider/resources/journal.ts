@@ -1,0 +1,188 @@
+// Grants written for a resource the engine may never have recorded. A Create or Update is answered once
+// Google has accepted its write; if the plugin dies in between (killed, out of memory, the machine gone), the
+// engine takes the operation as failed and keeps no trace of it, while the grant is in the policy. So, before
+// each write that adds grants, the plugin notes them (for the resource's URN) in a journal on disk, and notes
+// when the engine has had the answer. A later plugin process serving the same stack takes over what a dead
+// process left unanswered:
+//   - it tells the user, on the stack, which grants those are;
+//   - an operation of the same resource that the engine records (its Create again, its Update or Read) settles it;
+//   - at the end of a deployment that changed something (`pulumi up`, `pulumi destroy`), those the program no
+//     longer declares are removed: that stack's program wrote them, and nothing declares them any more.
+// The journal lives beside the user's Pulumi data (PULUMI_HOME, default ~/.pulumi), one folder per stack.
+
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { IamFetcher } from "../iam/fetcher";
+import { describeGrant, Grant, grantKey } from "../iam/grants";
+import { modifyPolicy } from "../iam/modify";
+import { Parent, parentName } from "../iam/names";
+import { keepGrants } from "../iam/grants";
+import { Kept } from "./owners";
+
+/** A write that added grants, not yet known to have reached the engine. */
+export interface Unrecorded {
+    urn: string;
+    parent: Parent;
+    grants: Grant[];
+}
+
+type Line = ({ op: "wrote" } & Unrecorded) | { op: "recorded"; urn: string };
+
+/** The journal's root: `$PULUMI_HOME/plugins-state/pulumi-resource-cloud/journal`. */
+function journalRoot(env: NodeJS.ProcessEnv = process.env): string {
+    const home = env.PULUMI_HOME || path.join(os.homedir(), ".pulumi");
+    return path.join(home, "plugins-state", "pulumi-resource-cloud", "journal");
+}
+
+/** `project/stack` of a URN (`urn:pulumi:<stack>::<project>::…`), as a folder name; undefined if not a URN. */
+export function stackOf(urn: string): string | undefined {
+    const m = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(urn);
+    if (!m) return undefined;
+    return `${m[2]}--${m[1]}`.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+function alive(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "EPERM";
+    }
+}
+
+/** What a journal file says is still unrecorded, URN by URN. */
+function unrecordedIn(text: string): Map<string, Unrecorded[]> {
+    const out = new Map<string, Unrecorded[]>();
+    for (const raw of text.split("\n")) {
+        let line: Line;
+        try {
+            line = JSON.parse(raw) as Line;
+        } catch {
+            continue; // empty, or cut short by the crash
+        }
+        if (line.op === "recorded") out.delete(line.urn);
+        else if (line.op === "wrote" && Array.isArray(line.grants)) {
+            out.set(line.urn, [...(out.get(line.urn) ?? []), { urn: line.urn, parent: line.parent, grants: line.grants }]);
+        }
+    }
+    return out;
+}
+
+export class WriteJournal {
+    private folder?: string;
+    private file?: string;
+    /** Left unrecorded by processes that died: taken over by this one. */
+    private readonly orphans = new Map<string, Unrecorded[]>();
+    /** Written by this process and not yet answered to the engine. */
+    private readonly mine = new Map<string, Unrecorded[]>();
+    private told = false;
+
+    constructor(private readonly root = journalRoot()) {}
+
+    /** Learns the stack from a URN the engine sent; the first time, takes over what dead processes left. */
+    attach(urn: string): void {
+        if (this.folder) return;
+        const stack = stackOf(urn);
+        if (!stack) return;
+        try {
+            this.folder = path.join(this.root, stack);
+            fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+            this.file = path.join(this.folder, `${process.pid}.jsonl`);
+            for (const name of fs.readdirSync(this.folder)) {
+                const pid = Number(name.replace(/\.jsonl$/, ""));
+                if (!name.endsWith(".jsonl") || !Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+                const file = path.join(this.folder, name);
+                for (const [u, entries] of unrecordedIn(fs.readFileSync(file, "utf8"))) {
+                    this.orphans.set(u, [...(this.orphans.get(u) ?? []), ...entries]);
+                    // Carried in this process's own file from now on, so that they outlive it if it dies too.
+                    for (const e of entries) this.append({ op: "wrote", ...e });
+                }
+                fs.rmSync(file, { force: true });
+            }
+        } catch {
+            // Without a journal the plugin works as before: only what a crash leaves goes unreported.
+            this.file = undefined;
+        }
+    }
+
+    private append(line: Line): void {
+        if (!this.file) return;
+        try {
+            fs.appendFileSync(this.file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+        } catch {
+            this.file = undefined;
+        }
+    }
+
+    /** Notes, before the write is sent, the grants a write adds for `urn`. */
+    wrote(entry: Unrecorded): void {
+        if (entry.grants.length === 0) return;
+        this.mine.set(entry.urn, [...(this.mine.get(entry.urn) ?? []), entry]);
+        this.append({ op: "wrote", ...entry });
+    }
+
+    /** The engine has the resource's state (its operation was answered): nothing of it is unrecorded any more. */
+    recorded(urn: string): void {
+        if (!this.mine.delete(urn) && !this.orphans.delete(urn)) return;
+        this.orphans.delete(urn);
+        this.append({ op: "recorded", urn });
+    }
+
+    /** Once per process, what dead processes left unrecorded, for the user (undefined when nothing). */
+    report(): string | undefined {
+        if (this.told || this.orphans.size === 0) return undefined;
+        this.told = true;
+        const lines = [...this.orphans.values()].flat().flatMap((e) =>
+            e.grants.map((g) => `  ${describeGrant(g)} on ${parentName(e.parent)} (for ${e.urn.split("::").slice(-2).join("::")})`));
+        return "an earlier run of this provider stopped after writing these grants, before Pulumi recorded them:\n" +
+            `${lines.join("\n")}\n` +
+            "`pulumi up` records them where the program still declares those resources and removes the others; " +
+            "`pulumi destroy` removes them.";
+    }
+
+    /**
+     * At the end of a deployment that changed something: removes the grants dead processes wrote for resources
+     * the program does not declare (`declared`), except those another resource declares (`kept`). Returns
+     * what it removed and what it could not, for the user.
+     */
+    async removeUndeclared(iam: IamFetcher, declared: (urn: string) => boolean, kept: (parent: string) => Kept): Promise<string[]> {
+        const notes: string[] = [];
+        for (const [urn, entries] of [...this.orphans]) {
+            if (declared(urn)) continue;
+            try {
+                for (const e of entries) {
+                    const keys = new Set(e.grants.map(grantKey));
+                    const keep = kept(parentName(e.parent)).grants;
+                    const drop = (g: Grant) => keys.has(grantKey(g)) && !keep.has(grantKey(g));
+                    await modifyPolicy(iam, e.parent, (current) => {
+                        const bindings = keepGrants(current, (g) => !drop(g));
+                        return bindings.length === (current.bindings ?? []).length &&
+                            bindings.every((b, i) => b.members.length === current.bindings![i].members.length) ? undefined : { ...current, bindings };
+                    }, { updateMask: "bindings,etag" });
+                    notes.push(...e.grants.filter(drop).map((g) => `removed ${describeGrant(g)} from ${parentName(e.parent)}, written for ${urn} ` +
+                        "by an earlier run that stopped before Pulumi recorded it; the program no longer declares that resource"));
+                }
+                this.orphans.delete(urn);
+                this.append({ op: "recorded", urn });
+            } catch (err) {
+                notes.push(`could not remove the grants written for ${urn} by an earlier run that stopped before Pulumi ` +
+                    `recorded them (${err instanceof Error ? err.message : String(err)}); the next \`pulumi up\` or \`pulumi destroy\` tries again`);
+            }
+        }
+        return notes;
+    }
+
+    /** At exit: an empty journal leaves no file behind. */
+    close(): void {
+        if (!this.file) return;
+        if (this.mine.size === 0 && this.orphans.size === 0) {
+            try {
+                fs.rmSync(this.file, { force: true });
+            } catch {
+                // left for the next process, which reads it as settled
+            }
+        }
+        this.file = undefined;
+    }
+}

@@ -1,0 +1,331 @@
+// Never lose a grant, never drop state: the rules of issue "never lose a grant" over the protocol, with the real
+// plugin process against the emulator. The same cases run through the real CLI and YAML host in
+// tests/e2e/grants.test.ts; these are the fast ones, for `npm test` without the tools.
+
+import { expect } from "chai";
+import * as grpc from "@grpc/grpc-js";
+import * as pb from "@pulumi/pulumi/proto/provider_pb";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { startEmulator } from "../../emulator";
+import { startEngine } from "../support/engine";
+import { Plugin, pulumiHome, rpcError, SERVICE_FN, useStack } from "../support/plugin";
+
+const TOKEN = "ya29.ownership-test-token";
+const SERVICE = "owned.endpoints.my-project.cloud.goog";
+const PARENT = `services/${SERVICE}`;
+const ROLE = "roles/servicemanagement.serviceConsumer";
+const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
+const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
+const urn = (type: string, name: string) => `urn:pulumi:dev::proj::${type}::${name}`;
+
+describe("one grant, one owner: replacements, renames, duplicates", function () {
+    this.timeout(60_000);
+    const stack = useStack(TOKEN, [SERVICE]);
+    const grants = () => (stack.emu.getPolicy(PARENT).bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)).sort();
+    let engine: Awaited<ReturnType<typeof startEngine>>;
+    let plugin: Plugin;
+
+    // Each test is one deployment: a plugin process of its own, logging to a recording engine.
+    beforeEach(async () => {
+        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }); // waits for the last test's confirmations
+        stack.emu.setPolicy(PARENT, {});
+        engine = await startEngine();
+        plugin = await Plugin.start({ args: [engine.address] });
+        await plugin.configure(undefined, stack.vars());
+    });
+    afterEach(async () => {
+        await plugin.stop();
+        engine.close();
+    });
+    const warningsOn = (name: string) => engine.logs.filter((l) => l.severity === 2 && l.urn.endsWith(`::${name}`)).map((l) => l.message);
+    const settle = () => new Promise((r) => setTimeout(r, 200)); // log calls are asynchronous
+
+    it("asks to delete first on every Diff, whoever decides to replace (replaceOnChanges reads the same flag)", async () => {
+        const olds = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
+        const d = await plugin.diff(BINDING, "id", olds, { ...olds, members: ["user:b@example.com"] });
+        expect(d).to.deep.include({ replaces: [], deleteBeforeReplace: true });
+        const p = await plugin.diff(POLICY, "id", { serviceName: SERVICE, policyData: "{}" }, { serviceName: SERVICE, policyData: "{}" });
+        expect(p.deleteBeforeReplace).to.equal(true);
+    });
+
+    it("a replacement created first (`--replace`, a changed provider) keeps the grant its old self's Delete would take", async () => {
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
+        const first = await plugin.create(MEMBER, inputs, false, "m");
+        // The engine's replacement: Check and Create of the new resource (same URN), then Delete of the old one.
+        await plugin.check(MEMBER, inputs, inputs, "m");
+        await plugin.create(MEMBER, inputs, false, "m");
+        await plugin.delete(MEMBER, first.id, first.properties, "m");
+        expect(grants()).to.deep.equal([`${ROLE} user:kept@example.com`]);
+        await settle();
+        expect(warningsOn("m").join("\n")).to.contain("left a grant").and.contain("this resource's replacement");
+    });
+
+    it("a Binding replaced delete-first removes only the members its replacement does not declare", async () => {
+        const old = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com", "user:b@example.com"] };
+        const created = await plugin.create(BINDING, old, false, "b");
+        const news = { ...old, members: ["user:a@example.com", "user:c@example.com"] };
+        await plugin.check(BINDING, news, old, "b");
+        stack.emu.resetRequests();
+        await plugin.delete(BINDING, created.id, created.properties, "b");
+        // user:a kept all along: at no moment did the policy lack it.
+        expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`]);
+        await plugin.create(BINDING, news, false, "b");
+        expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`, `${ROLE} user:c@example.com`]);
+    });
+
+    it("a Policy replaced by a Policy of the same parent leaves the policy to it (no empty policy written)", async () => {
+        const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:a@example.com"] }] });
+        const created = await plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
+        const next = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:b@example.com"] }] });
+        await plugin.check(POLICY, { serviceName: SERVICE, policyData: next }, {}, "p");
+        await plugin.create(POLICY, { serviceName: SERVICE, policyData: next }, false, "p");
+        await plugin.delete(POLICY, created.id, created.properties, "p");
+        expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
+    });
+
+    it("renamed without an alias: the old name's Delete leaves the grant the new name declares, and says so on the old", async () => {
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:cat@example.com" };
+        const old = await plugin.create(MEMBER, inputs, false, "cat");
+        await plugin.check(MEMBER, inputs, {}, "dog");
+        await plugin.create(MEMBER, inputs, false, "dog");
+        await plugin.delete(MEMBER, old.id, old.properties, "cat");
+        expect(grants()).to.deep.equal([`${ROLE} user:cat@example.com`]);
+        await settle();
+        expect(warningsOn("cat").join("\n")).to.contain("ServiceIamMember::dog");
+    });
+
+    it("two Members of one grant as IAM compares emails: each is warned, naming the other; deleting one keeps the grant", async () => {
+        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, {}, "lower");
+        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
+        const lower = await plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, false, "lower");
+        await plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, false, "upper");
+        await settle();
+        expect(warningsOn("lower").join("\n")).to.contain("ServiceIamMember::upper").and.contain("same grant");
+        expect(warningsOn("upper").join("\n")).to.contain("ServiceIamMember::lower");
+        // The next deployment declares only "upper"; "lower" goes.
+        await plugin.stop();
+        plugin = await Plugin.start({ args: [engine.address] });
+        await plugin.configure(undefined, stack.vars());
+        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
+        await plugin.delete(MEMBER, lower.id, lower.properties, "lower");
+        expect(grants()).to.deep.equal([`${ROLE} user:dup@example.com`]);
+    });
+
+    it("a Binding and a Member on one role: each resource is warned of the flip-flop, naming the other", async () => {
+        await plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] }, {}, "binding");
+        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:b@example.com" }, {}, "member");
+        await plugin.check(MEMBER, { serviceName: SERVICE, role: "roles/servicemanagement.admin", member: "user:b@example.com" }, {}, "other");
+        await settle();
+        expect(warningsOn("binding").join("\n")).to.contain("ServiceIamMember::member").and.contain("flip-flops");
+        expect(warningsOn("member").join("\n")).to.contain("ServiceIamBinding::binding");
+        expect(warningsOn("other")).to.deep.equal([]);
+    });
+
+    it("a Policy deleted beside Bindings the deployment declares keeps their grants", async () => {
+        const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:a@example.com", "user:b@example.com"] }] });
+        const created = await plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
+        await plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:b@example.com"] }, {}, "binding");
+        await plugin.delete(POLICY, created.id, created.properties, "p");
+        expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
+    });
+
+    it("a Delete sees what the deployment's other plugin processes declare (an explicit provider runs in its own)", async () => {
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:shared@example.com" };
+        const old = await plugin.create(MEMBER, inputs, false, "m");
+        const other = await Plugin.start({ args: [engine.address] });
+        try {
+            await other.configure(undefined, stack.vars());
+            await other.check(MEMBER, inputs, {}, "m"); // the replacement, under the new provider
+            await plugin.delete(MEMBER, old.id, old.properties, "m");
+            expect(grants()).to.deep.equal([`${ROLE} user:shared@example.com`]);
+        } finally {
+            await other.stop();
+        }
+    });
+});
+
+describe("the preview lists grants, not positions", function () {
+    this.timeout(30_000);
+    const stack = useStack(TOKEN, [SERVICE]);
+
+    it("a Policy's change is the grants it adds and removes", async () => {
+        const before = JSON.stringify({ bindings: [
+            { role: "roles/servicemanagement.admin", members: ["serviceAccount:deployer@my-project.iam.gserviceaccount.com"] },
+            { role: ROLE, members: ["user:alice@example.com"] }] });
+        const after = JSON.stringify({ bindings: [
+            { role: "roles/editor", members: ["user:bob@example.com"] },
+            { role: "roles/servicemanagement.admin", members: ["serviceAccount:deployer@my-project.iam.gserviceaccount.com"] },
+            { role: ROLE, members: ["user:carol@example.com"],
+                condition: { title: "until-2030", expression: 'request.time < timestamp("2030-01-01T00:00:00Z")' } }] });
+        const d = await stack.plugin.diff(POLICY, "id", { serviceName: SERVICE, policyData: before }, { serviceName: SERVICE, policyData: after });
+        expect(d.diffs).to.deep.equal(["policyData"]);
+        expect(d.detailed).to.deep.equal({
+            'policyData["roles/editor user:bob@example.com"]': "ADD",
+            [`policyData["${ROLE} user:carol@example.com [if until-2030]"]`]: "ADD",
+            [`policyData["${ROLE} user:alice@example.com"]`]: "DELETE",
+        });
+    });
+
+    it("a Binding's change is the members it adds (at their new place) and removes (at their old place)", async () => {
+        const olds = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com", "user:b@example.com", "user:c@example.com"] };
+        const d = await stack.plugin.diff(BINDING, "id", olds, { ...olds, members: ["user:A@example.com", "user:c@example.com", "user:d@example.com"] });
+        expect(d.detailed).to.deep.equal({ "members[2]": "ADD", "members[1]": "DELETE" });
+    });
+});
+
+describe("gone needs Google's word", function () {
+    this.timeout(60_000);
+    const stack = useStack(TOKEN, [SERVICE]);
+    const inputs = { serviceName: SERVICE, role: ROLE, member: "user:stays@example.com" };
+
+    for (const [what, endpoint] of [
+        ["the URL without /v1/ (an HTML page)", (url: string) => url.replace(/v1\/$/, "")],
+        ["/v1/ twice (a JSON 'requested URL was not found')", (url: string) => `${url}v1/`],
+    ] as const) {
+        it(`a 404 from ${what} is an error naming the endpoint and its setting, in refresh, create, delete and lookups`, async () => {
+            const created = await stack.plugin.create(MEMBER, inputs);
+            await stack.configure({ "cloud:config:serviceManagementCustomEndpoint": endpoint(stack.emu.url) });
+            try {
+                for (const call of [
+                    () => stack.plugin.read(MEMBER, created.id, created.properties, inputs),
+                    () => stack.plugin.delete(MEMBER, created.id, created.properties),
+                    () => stack.plugin.create(MEMBER, { ...inputs, member: "user:new@example.com" }),
+                    () => stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }),
+                ]) {
+                    const err = await rpcError(call());
+                    expect(err.code).to.equal(grpc.status.FAILED_PRECONDITION);
+                    expect(err.details).to.contain(endpoint(stack.emu.url)).and.contain("cloud:serviceManagementCustomEndpoint")
+                        .and.contain("ending in /v1/");
+                }
+                expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:stays@example.com"] }]);
+            } finally {
+                await stack.configure();
+                await stack.plugin.delete(MEMBER, created.id, created.properties);
+            }
+        });
+    }
+
+    it("Google's NOT_FOUND about the service still means gone (refresh drops it)", async () => {
+        stack.emu.setBehavior({ missingService: 404 });
+        try {
+            const read = await stack.plugin.read(MEMBER, "id", {}, { ...inputs, serviceName: "missing.endpoints.my-project.cloud.goog" });
+            expect(read.id).to.equal("");
+        } finally {
+            stack.emu.setBehavior({ missingService: 403 });
+        }
+    });
+});
+
+describe("a plugin never outlives its engine", function () {
+    this.timeout(30_000);
+
+    it("exits by itself, within 10 s, once the engine's address stops answering", async () => {
+        const engine = await startEngine();
+        const plugin = await Plugin.start({ args: [engine.address] });
+        const started = Date.now();
+        engine.close();
+        const code = await Promise.race([plugin.exited, new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
+        if (code === "still running") await plugin.stop();
+        expect(code).to.equal(0);
+        expect(Date.now() - started).to.be.below(10_000);
+        expect(plugin.stderr).to.contain("no longer accepts connections");
+    });
+});
+
+describe("messages name what the user typed", function () {
+    this.timeout(30_000);
+    const stack = useStack(TOKEN, [SERVICE]);
+
+    it("an explicit provider resource without credentials is told to set them on that resource", async () => {
+        const plugin = await Plugin.start({ env: { METADATA_SERVER_DETECTION: "none" } });
+        try {
+            const req = new pb.ConfigureRequest().setAcceptsecrets(true).setName("prod").setUrn(urn("pulumi:providers:cloud", "prod"))
+                .setArgs(Struct.fromJavaScript({ serviceManagementCustomEndpoint: stack.emu.url }));
+            await plugin.call("configure", req);
+            const err = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE }));
+            expect(err.details).to.contain('on the provider resource "prod"').and.not.contain("pulumi config set");
+            expect(err.details).not.to.match(/\.\./);
+        } finally {
+            await plugin.stop();
+        }
+    });
+
+    it("a request timeout too short for any call says so, not that other changes kept the policy busy", async () => {
+        await stack.configure({ "cloud:config:requestTimeout": "1ms" });
+        try {
+            const err = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:t@example.com" }));
+            expect(err.details).to.contain("cloud:requestTimeout").and.not.contain("busy with other changes");
+        } finally {
+            await stack.configure();
+        }
+    });
+});
+
+describe("after a crash, no grant is orphaned in silence", function () {
+    this.timeout(60_000);
+
+    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", async () => {
+        const emu = await startEmulator({ accessTokens: [TOKEN] });
+        emu.createService(SERVICE, "my-project");
+        const home = pulumiHome(); // one user's machine: both runs share the journal
+        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
+        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
+        try {
+            await first.configure(undefined, vars);
+            // The write lands, but its answer is held: the plugin dies before the engine hears of it.
+            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+            const pending = first.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan");
+            pending.catch(() => undefined);
+            for (let i = 0; i < 100 && !(emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
+            expect(emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
+            first.child.kill("SIGKILL");
+            await first.exited;
+
+            // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
+            const engine = await startEngine();
+            const second = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+            try {
+                await second.configure(undefined, vars);
+                const other = await second.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
+                await new Promise((r) => setTimeout(r, 200));
+                expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
+                await second.delete(MEMBER, other.id, other.properties, "other");
+                expect(await second.stop()).to.equal(0);
+                expect(emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
+                expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
+            } finally {
+                engine.close();
+            }
+        } finally {
+            await emu.close();
+        }
+    });
+
+    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", async () => {
+        const emu = await startEmulator({ accessTokens: [TOKEN] });
+        emu.createService(SERVICE, "my-project");
+        const home = pulumiHome();
+        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
+        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
+        try {
+            await first.configure(undefined, vars);
+            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+            first.create(MEMBER, inputs, false, "kept").catch(() => undefined);
+            for (let i = 0; i < 100 && !(emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
+            first.child.kill("SIGKILL");
+            await first.exited;
+
+            // `pulumi up` again: the program still has it; its Create is answered, which records it.
+            const second = await Plugin.start({ env: { PULUMI_HOME: home } });
+            await second.configure(undefined, vars);
+            await second.check(MEMBER, inputs, {}, "kept");
+            await second.create(MEMBER, inputs, false, "kept");
+            expect(await second.stop()).to.equal(0);
+            expect(emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
+        } finally {
+            await emu.close();
+        }
+    });
+});
