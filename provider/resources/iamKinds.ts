@@ -202,12 +202,15 @@ function importText(kind: ParentKind, parts: string): string {
 
 const CONDITION_TITLE = "expires-2030";
 
+/** What every Delete keeps (owners.ts), said once for the docs. */
+const KEEPS = "A grant that another resource of the same deployment still declares (or this resource's replacement) " +
+    "is left in place, with a warning.";
 const POLICY_DELETE_NOTE =
     "Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on " +
-    "it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same " +
-    "parent: each update would remove their grants and each refresh bring them back (the plugin warns).";
-const NOT_WITH_POLICY = "Do not combine it with the Policy resource of the same parent, which owns the whole policy " +
-    "and would remove this grant on every update (the plugin warns).";
+    `it is removed, including ones made outside Pulumi. ${KEEPS} Do not combine it with Bindings or Members on ` +
+    "the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).";
+const NOT_WITH_POLICY = `${KEEPS} Do not combine it with the Policy resource of the same parent, which owns the whole ` +
+    "policy and would remove this grant on every update (the plugin warns).";
 
 export function policyResource(kind: ParentKind): ResourceDefinition {
     const name = `${PREFIX[kind]}IamPolicy`;

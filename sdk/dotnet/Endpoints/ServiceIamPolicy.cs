@@ -10,7 +10,7 @@ using Pulumi.Serialization;
 namespace Pulumi.Cloud.Endpoints
 {
     /// <summary>
-    /// Authoritative for the whole IAM policy of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. Do not combine it with Bindings or Members on the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).
+    /// Authoritative for the whole IAM policy of a service: replaces it with `policyData`. Deleting this resource sets an empty policy on the parent (as the Terraform provider does): every grant on it is removed, including ones made outside Pulumi. A grant that another resource of the same deployment still declares (or this resource's replacement) is left in place, with a warning. Do not combine it with Bindings or Members on the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).
     /// 
     /// ## Example Usage
     /// ### Set the whole policy

@@ -221,7 +221,7 @@ class ConsumersIamMember(pulumi.CustomResource):
                  service_name: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
-        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. A grant that another resource of the same deployment still declares (or this resource's replacement) is left in place, with a warning. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
 
         ## Example Usage
         ### Grant a role to one member
@@ -267,7 +267,7 @@ class ConsumersIamMember(pulumi.CustomResource):
                  args: ConsumersIamMemberArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
+        Grants one role to one member in the IAM policy of a consumer project of a service, leaving every other grant alone (non-authoritative). Deleting it removes only that member. A grant that another resource of the same deployment still declares (or this resource's replacement) is left in place, with a warning. Do not combine it with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every update (the plugin warns).
 
         ## Example Usage
         ### Grant a role to one member
