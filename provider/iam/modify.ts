@@ -24,8 +24,11 @@ export interface ModifyOptions {
     confirm?: (policy: Policy) => boolean;
     /** Update mask of the write. */
     updateMask?: string;
-    /** Told, before a write is sent, which grants this change adds to the parent's policy (a crash journal). */
-    record?: (parent: Parent, added: Grant[]) => void;
+    /**
+     * Told, before a write is sent, which grants this change adds to the parent's policy (a crash journal);
+     * returns what to call when the API refuses the write, which then never applied.
+     */
+    record?: (parent: Parent, added: Grant[]) => () => void;
 }
 
 /** Backoff after a 409: 1 s doubling, capped, as Terraform's IAM writers do. */
@@ -207,13 +210,17 @@ async function cycle(iam: IamFetcher, parent: Parent, batch: Pending[], q: Queue
         // undid it (as it would have, run after it).
         const final = next;
         const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-        for (const [p, added] of adds) if (!failed.has(p) && added.length) p.opts.record?.(parent, added);
+        const undo = [...adds].flatMap(([p, added]) => (!failed.has(p) && added.length && p.opts.record ? [p.opts.record(parent, added)] : []));
         try {
             const written = await iam.setIamPolicy(parent, { ...next, etag: current.etag }, unionMask(batch), deadline,
                 (policy) => checks.every((shows) => shows(policy)));
             q.last = written;
             return batch.map((p) => outcome(p, written));
         } catch (e) {
+            // An answer from the API that refuses the write (4xx), or a write never sent: nothing was applied.
+            if (e instanceof IamError && ((e.httpStatus !== undefined && e.httpStatus < 500) || e.code === Code.CANCELLED)) {
+                for (const u of undo) u();
+            }
             if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
         }
         const wait = backoff / 2 + Math.random() * (backoff / 2);

@@ -27,7 +27,8 @@ export interface Unrecorded {
     grants: Grant[];
 }
 
-type Line = ({ op: "wrote" } & Unrecorded) | { op: "recorded"; urn: string };
+/** A journal line: a write noted (with a number of this process's), undone (refused, so never applied), or recorded. */
+type Line = ({ op: "wrote"; n: number } & Unrecorded) | { op: "undone"; n: number } | { op: "recorded"; urn: string };
 
 /** The journal's root: `$PULUMI_HOME/plugins-state/pulumi-resource-cloud/journal`. */
 function journalRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -53,7 +54,7 @@ function alive(pid: number): boolean {
 
 /** What a journal file says is still unrecorded, URN by URN. */
 function unrecordedIn(text: string): Map<string, Unrecorded[]> {
-    const out = new Map<string, Unrecorded[]>();
+    const wrote = new Map<number, Unrecorded>();
     for (const raw of text.split("\n")) {
         let line: Line;
         try {
@@ -61,11 +62,12 @@ function unrecordedIn(text: string): Map<string, Unrecorded[]> {
         } catch {
             continue; // empty, or cut short by the crash
         }
-        if (line.op === "recorded") out.delete(line.urn);
-        else if (line.op === "wrote" && Array.isArray(line.grants)) {
-            out.set(line.urn, [...(out.get(line.urn) ?? []), { urn: line.urn, parent: line.parent, grants: line.grants }]);
-        }
+        if (line.op === "recorded") for (const [n, e] of wrote) if (e.urn === line.urn) wrote.delete(n);
+        if (line.op === "undone") wrote.delete(line.n);
+        if (line.op === "wrote" && Array.isArray(line.grants)) wrote.set(line.n, { urn: line.urn, parent: line.parent, grants: line.grants });
     }
+    const out = new Map<string, Unrecorded[]>();
+    for (const e of wrote.values()) out.set(e.urn, [...(out.get(e.urn) ?? []), e]);
     return out;
 }
 
@@ -77,6 +79,7 @@ export class WriteJournal {
     /** Written by this process and not yet answered to the engine. */
     private readonly mine = new Map<string, Unrecorded[]>();
     private told = false;
+    private lines = 0;
 
     constructor(private readonly root = journalRoot()) {}
 
@@ -96,7 +99,7 @@ export class WriteJournal {
                 for (const [u, entries] of unrecordedIn(fs.readFileSync(file, "utf8"))) {
                     this.orphans.set(u, [...(this.orphans.get(u) ?? []), ...entries]);
                     // Carried in this process's own file from now on, so that they outlive it if it dies too.
-                    for (const e of entries) this.append({ op: "wrote", ...e });
+                    for (const e of entries) this.append({ op: "wrote", n: ++this.lines, ...e });
                 }
                 fs.rmSync(file, { force: true });
             }
@@ -115,11 +118,21 @@ export class WriteJournal {
         }
     }
 
-    /** Notes, before the write is sent, the grants a write adds for `urn`. */
-    wrote(entry: Unrecorded): void {
-        if (entry.grants.length === 0) return;
+    /**
+     * Notes, before the write is sent, the grants a write adds for `urn`. Returns the undo for a write the API
+     * refused (so it never applied).
+     */
+    wrote(entry: Unrecorded): () => void {
+        if (entry.grants.length === 0) return () => undefined;
+        const n = ++this.lines;
         this.mine.set(entry.urn, [...(this.mine.get(entry.urn) ?? []), entry]);
-        this.append({ op: "wrote", ...entry });
+        this.append({ op: "wrote", n, ...entry });
+        return () => {
+            const left = (this.mine.get(entry.urn) ?? []).filter((e) => e !== entry);
+            if (left.length) this.mine.set(entry.urn, left);
+            else this.mine.delete(entry.urn);
+            this.append({ op: "undone", n });
+        };
     }
 
     /** The engine has the resource's state (its operation was answered): nothing of it is unrecorded any more. */

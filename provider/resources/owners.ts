@@ -53,14 +53,32 @@ interface Entry {
     claim: Claim;
 }
 
+/** Where the folders of all deployments are: one per user, in the temporary folder. */
+function sharedRoot(): string {
+    const user = typeof process.getuid === "function" ? String(process.getuid()) : os.userInfo().username;
+    return path.join(os.tmpdir(), `pulumi-resource-cloud-${user}`);
+}
+
 /**
- * The folder the plugin processes of one engine share: named by the engine's address and the engine's process
- * (both plugins of a deployment are its children), under the user's temporary folder.
+ * The folder the plugin processes of one engine share: named by the engine's process (the plugins of a
+ * deployment are its children) and address.
  */
 function sharedFolder(engineAddress: string): string {
-    const id = crypto.createHash("sha256").update(`${process.ppid} ${engineAddress}`).digest("hex").slice(0, 16);
-    const user = typeof process.getuid === "function" ? String(process.getuid()) : os.userInfo().username;
-    return path.join(os.tmpdir(), `pulumi-resource-cloud-${user}`, id);
+    const id = crypto.createHash("sha256").update(engineAddress).digest("hex").slice(0, 12);
+    return path.join(sharedRoot(), `${process.ppid}-${id}`);
+}
+
+/** Removes the folders of engines that are gone (their plugins were killed before they could clean up). */
+function removeStaleFolders(): void {
+    for (const name of fs.readdirSync(sharedRoot())) {
+        const pid = Number(name.split("-")[0]);
+        if (!Number.isInteger(pid) || pid <= 1) continue;
+        try {
+            process.kill(pid, 0);
+        } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === "ESRCH") fs.rmSync(path.join(sharedRoot(), name), { recursive: true, force: true });
+        }
+    }
 }
 
 export class Declarations {
@@ -78,6 +96,7 @@ export class Declarations {
         try {
             this.folder = sharedFolder(engineAddress);
             fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+            removeStaleFolders();
             this.file = path.join(this.folder, `${process.pid}.jsonl`);
             for (const [urn, claim] of this.byUrn) this.append({ urn, claim });
         } catch {

@@ -20,7 +20,7 @@ export interface ResourceContext extends InvokeContext {
     /** A warning shown on this resource. */
     warn(message: string): void;
     /** Notes the grants a write of this resource adds to `parent`'s policy, before it is sent (journal.ts). */
-    wrote(parent: Parent, added: Grant[]): void;
+    wrote(parent: Parent, added: Grant[]): () => void;
 }
 
 type Record_ = Record<string, unknown>;

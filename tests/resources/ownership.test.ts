@@ -302,6 +302,35 @@ describe("after a crash, no grant is orphaned in silence", function () {
         }
     });
 
+    it("a write the API refused is no orphan: the next run reports nothing and removes nothing", async () => {
+        const emu = await startEmulator({ accessTokens: [TOKEN] });
+        emu.createService(SERVICE, "my-project");
+        const home = pulumiHome();
+        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
+        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
+        try {
+            await first.configure(undefined, vars);
+            // A role of the right form that this API does not take: Google answers 400.
+            const err = await rpcError(first.create(MEMBER, { serviceName: SERVICE, role: "roles/storage.admin", member: "user:x@example.com" }, false, "x"));
+            expect(err.details).to.contain("HTTP 400");
+            first.child.kill("SIGKILL");
+            await first.exited;
+            const engine = await startEngine();
+            const second = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+            try {
+                await second.configure(undefined, vars);
+                await second.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
+                await new Promise((r) => setTimeout(r, 200));
+                expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
+            } finally {
+                await second.stop();
+                engine.close();
+            }
+        } finally {
+            await emu.close();
+        }
+    });
+
     it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", async () => {
         const emu = await startEmulator({ accessTokens: [TOKEN] });
         emu.createService(SERVICE, "my-project");
