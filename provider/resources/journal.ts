@@ -14,11 +14,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { IamFetcher } from "../iam/fetcher";
-import { describeGrant, Grant, grantKey } from "../iam/grants";
+import { describeGrant, Grant, grantKey, keepGrants } from "../iam/grants";
 import { modifyPolicy } from "../iam/modify";
 import { Parent, parentName } from "../iam/names";
-import { keepGrants } from "../iam/grants";
 import { Kept } from "./owners";
+import { alive, ProcessFiles } from "./processFiles";
 
 /** A write that added grants, not yet known to have reached the engine. */
 export interface Unrecorded {
@@ -43,25 +43,11 @@ export function stackOf(urn: string): string | undefined {
     return `${m[2]}--${m[1]}`.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
-function alive(pid: number): boolean {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch (e) {
-        return (e as NodeJS.ErrnoException).code === "EPERM";
-    }
-}
-
-/** What a journal file says is still unrecorded, URN by URN. */
-function unrecordedIn(text: string): Map<string, Unrecorded[]> {
+/** What a journal file's lines say is still unrecorded, URN by URN. */
+function unrecordedIn(lines: readonly unknown[]): Map<string, Unrecorded[]> {
     const wrote = new Map<number, Unrecorded>();
-    for (const raw of text.split("\n")) {
-        let line: Line;
-        try {
-            line = JSON.parse(raw) as Line;
-        } catch {
-            continue; // empty, or cut short by the crash
-        }
+    for (const raw of lines) {
+        const line = raw as Line;
         if (line.op === "recorded") for (const [n, e] of wrote) if (e.urn === line.urn) wrote.delete(n);
         if (line.op === "undone") wrote.delete(line.n);
         if (line.op === "wrote" && Array.isArray(line.grants)) wrote.set(line.n, { urn: line.urn, parent: line.parent, grants: line.grants });
@@ -72,8 +58,7 @@ function unrecordedIn(text: string): Map<string, Unrecorded[]> {
 }
 
 export class WriteJournal {
-    private folder?: string;
-    private file?: string;
+    private files?: ProcessFiles<Line>;
     /** Left unrecorded by processes that died: taken over by this one. */
     private readonly orphans = new Map<string, Unrecorded[]>();
     /** Written by this process and not yet answered to the engine. */
@@ -85,37 +70,23 @@ export class WriteJournal {
 
     /** Learns the stack from a URN the engine sent; the first time, takes over what dead processes left. */
     attach(urn: string): void {
-        if (this.folder) return;
+        if (this.files) return;
         const stack = stackOf(urn);
         if (!stack) return;
-        try {
-            this.folder = path.join(this.root, stack);
-            fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
-            this.file = path.join(this.folder, `${process.pid}.jsonl`);
-            for (const name of fs.readdirSync(this.folder)) {
-                const pid = Number(name.replace(/\.jsonl$/, ""));
-                if (!name.endsWith(".jsonl") || !Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
-                const file = path.join(this.folder, name);
-                for (const [u, entries] of unrecordedIn(fs.readFileSync(file, "utf8"))) {
-                    this.orphans.set(u, [...(this.orphans.get(u) ?? []), ...entries]);
-                    // Carried in this process's own file from now on, so that they outlive it if it dies too.
-                    for (const e of entries) this.append({ op: "wrote", n: ++this.lines, ...e });
-                }
-                fs.rmSync(file, { force: true });
+        const files = (this.files = new ProcessFiles<Line>(path.join(this.root, stack)));
+        for (const { pid, file, lines } of files.others()) {
+            if (alive(pid)) continue;
+            for (const [u, entries] of unrecordedIn(lines)) {
+                this.orphans.set(u, [...(this.orphans.get(u) ?? []), ...entries]);
+                // Carried in this process's own file from now on, so that they outlive it if it dies too.
+                for (const e of entries) files.append({ op: "wrote", n: ++this.lines, ...e });
             }
-        } catch {
-            // Without a journal the plugin works as before: only what a crash leaves goes unreported.
-            this.file = undefined;
+            if (files.open) fs.rmSync(file, { force: true });
         }
     }
 
     private append(line: Line): void {
-        if (!this.file) return;
-        try {
-            fs.appendFileSync(this.file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
-        } catch {
-            this.file = undefined;
-        }
+        this.files?.append(line);
     }
 
     /**
@@ -188,14 +159,7 @@ export class WriteJournal {
 
     /** At exit: an empty journal leaves no file behind. */
     close(): void {
-        if (!this.file) return;
-        if (this.mine.size === 0 && this.orphans.size === 0) {
-            try {
-                fs.rmSync(this.file, { force: true });
-            } catch {
-                // left for the next process, which reads it as settled
-            }
-        }
-        this.file = undefined;
+        if (this.mine.size === 0 && this.orphans.size === 0) this.files?.close();
+        this.files = undefined;
     }
 }

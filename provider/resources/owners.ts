@@ -14,6 +14,7 @@ import * as os from "os";
 import * as path from "path";
 import { describeGrant, Grant, grantKey, roleKey } from "../iam/grants";
 import { Condition } from "../iam/policy";
+import { alive, ProcessFiles } from "./processFiles";
 
 export type Scope = "policy" | "binding" | "member";
 
@@ -72,74 +73,37 @@ function sharedFolder(engineAddress: string): string {
 function removeStaleFolders(): void {
     for (const name of fs.readdirSync(sharedRoot())) {
         const pid = Number(name.split("-")[0]);
-        if (!Number.isInteger(pid) || pid <= 1) continue;
-        try {
-            process.kill(pid, 0);
-        } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === "ESRCH") fs.rmSync(path.join(sharedRoot(), name), { recursive: true, force: true });
-        }
+        if (Number.isInteger(pid) && pid > 1 && !alive(pid)) fs.rmSync(path.join(sharedRoot(), name), { recursive: true, force: true });
     }
 }
+
+const isEntry = (e: unknown): e is Entry =>
+    typeof (e as Entry)?.urn === "string" && typeof (e as Entry).claim?.parent === "string" && Array.isArray((e as Entry).claim.grants);
 
 export class Declarations {
     private readonly byUrn = new Map<string, Claim>();
     private readonly warned = new Set<string>();
-    private folder?: string;
-    private file?: string;
+    private shared?: ProcessFiles<Entry>;
 
     /**
      * Shares this process's declarations with the other plugin processes of the same engine. Without it (no
      * engine: tests, a debugger) declarations stay in the process.
      */
     share(engineAddress: string | undefined): void {
-        if (!engineAddress || this.file) return;
+        if (!engineAddress || this.shared) return;
+        this.shared = new ProcessFiles<Entry>(sharedFolder(engineAddress));
         try {
-            this.folder = sharedFolder(engineAddress);
-            fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
             removeStaleFolders();
-            this.file = path.join(this.folder, `${process.pid}.jsonl`);
-            for (const [urn, claim] of this.byUrn) this.append({ urn, claim });
         } catch {
-            // Sharing only widens what a Delete keeps; without it each process still knows its own resources.
-            this.file = undefined;
+            // clutter in the temporary folder, nothing more
         }
-    }
-
-    private append(entry: Entry): void {
-        if (!this.file) return;
-        try {
-            fs.appendFileSync(this.file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-        } catch {
-            this.file = undefined;
-        }
+        for (const [urn, claim] of this.byUrn) this.shared.append({ urn, claim });
     }
 
     /** The other processes' declarations (the last line per URN wins). */
     private peers(): Entry[] {
-        if (!this.folder) return [];
         const out = new Map<string, Entry>();
-        let names: string[] = [];
-        try {
-            names = fs.readdirSync(this.folder).filter((n) => n.endsWith(".jsonl") && n !== path.basename(this.file ?? ""));
-        } catch {
-            return [];
-        }
-        for (const name of names) {
-            let text = "";
-            try {
-                text = fs.readFileSync(path.join(this.folder, name), "utf8");
-            } catch {
-                continue; // that process just ended
-            }
-            for (const line of text.split("\n")) {
-                try {
-                    const e = JSON.parse(line) as Entry;
-                    if (typeof e.urn === "string" && e.claim && typeof e.claim.parent === "string") out.set(e.urn, e);
-                } catch {
-                    // a line being written, or empty
-                }
-            }
-        }
+        for (const { lines } of this.shared?.others() ?? []) for (const e of lines) if (isEntry(e)) out.set(e.urn, e);
         return [...out.values()];
     }
 
@@ -149,7 +113,7 @@ export class Declarations {
      */
     declare(urn: string, claim: Claim): Notice[] {
         this.byUrn.set(urn, claim);
-        this.append({ urn, claim });
+        this.shared?.append({ urn, claim });
         const notices: Notice[] = [];
         for (const [other, theirs] of this.byUrn) {
             if (other === urn || theirs.parent !== claim.parent) continue;
@@ -185,14 +149,7 @@ export class Declarations {
 
     /** Removes this process's shared file (the folder too, once empty). */
     close(): void {
-        if (!this.file || !this.folder) return;
-        try {
-            fs.rmSync(this.file, { force: true });
-            fs.rmdirSync(this.folder);
-        } catch {
-            // another process still shares the folder
-        }
-        this.file = undefined;
+        this.shared?.close();
     }
 }
 

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { startEmulator } from "../../emulator";
+import { Emulator, startEmulator } from "../../emulator";
 import { startEngine } from "../support/engine";
 import { Plugin, pulumiHome, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
@@ -265,96 +265,82 @@ describe("messages name what the user typed", function () {
 describe("after a crash, no grant is orphaned in silence", function () {
     this.timeout(60_000);
 
-    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", async () => {
-        const emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        const home = pulumiHome(); // one user's machine: both runs share the journal
-        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
-        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
-        try {
-            await first.configure(undefined, vars);
-            // The write lands, but its answer is held: the plugin dies before the engine hears of it.
-            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
-            const pending = first.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan");
-            pending.catch(() => undefined);
-            for (let i = 0; i < 100 && !(emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
-            expect(emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
-            first.child.kill("SIGKILL");
-            await first.exited;
-
-            // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
-            const engine = await startEngine();
-            const second = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
-            try {
-                await second.configure(undefined, vars);
-                const other = await second.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
-                await new Promise((r) => setTimeout(r, 200));
-                expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
-                await second.delete(MEMBER, other.id, other.properties, "other");
-                expect(await second.stop()).to.equal(0);
-                expect(emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
-                expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
-            } finally {
-                engine.close();
-            }
-        } finally {
-            await emu.close();
-        }
-    });
-
-    it("a write the API refused is no orphan: the next run reports nothing and removes nothing", async () => {
+    /** One user's machine: an emulator, a PULUMI_HOME (the journal) every run shares, and plugins started there. */
+    async function machine(body: (m: { emu: Emulator; start(engine?: string): Promise<Plugin> }) => Promise<void>): Promise<void> {
         const emu = await startEmulator({ accessTokens: [TOKEN] });
         emu.createService(SERVICE, "my-project");
         const home = pulumiHome();
         const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
-        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
         try {
-            await first.configure(undefined, vars);
-            // A role of the right form that this API does not take: Google answers 400.
-            const err = await rpcError(first.create(MEMBER, { serviceName: SERVICE, role: "roles/storage.admin", member: "user:x@example.com" }, false, "x"));
-            expect(err.details).to.contain("HTTP 400");
-            first.child.kill("SIGKILL");
-            await first.exited;
-            const engine = await startEngine();
-            const second = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
-            try {
-                await second.configure(undefined, vars);
-                await second.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
-                await new Promise((r) => setTimeout(r, 200));
-                expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
-            } finally {
-                await second.stop();
-                engine.close();
-            }
+            await body({
+                emu,
+                async start(engine) {
+                    const p = await Plugin.start({ env: { PULUMI_HOME: home }, args: engine ? [engine] : [] });
+                    await p.configure(undefined, vars);
+                    return p;
+                },
+            });
         } finally {
             await emu.close();
         }
-    });
+    }
 
-    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", async () => {
-        const emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        const home = pulumiHome();
-        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
-        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
-        const first = await Plugin.start({ env: { PULUMI_HOME: home } });
+    /** The write of `create` lands, but its answer is held: the plugin dies before the engine hears of it. */
+    async function dieAfterWrite(m: { emu: Emulator; start(): Promise<Plugin> }, create: (p: Plugin) => Promise<unknown>): Promise<void> {
+        const first = await m.start();
+        m.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+        create(first).catch(() => undefined);
+        for (let i = 0; i < 100 && !(m.emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
+        first.child.kill("SIGKILL");
+        await first.exited;
+    }
+
+    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", () => machine(async (m) => {
+        await dieAfterWrite(m, (p) => p.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan"));
+        expect(m.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
+        // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
+        const engine = await startEngine();
         try {
-            await first.configure(undefined, vars);
-            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
-            first.create(MEMBER, inputs, false, "kept").catch(() => undefined);
-            for (let i = 0; i < 100 && !(emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
-            first.child.kill("SIGKILL");
-            await first.exited;
-
-            // `pulumi up` again: the program still has it; its Create is answered, which records it.
-            const second = await Plugin.start({ env: { PULUMI_HOME: home } });
-            await second.configure(undefined, vars);
-            await second.check(MEMBER, inputs, {}, "kept");
-            await second.create(MEMBER, inputs, false, "kept");
+            const second = await m.start(engine.address);
+            const other = await second.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
+            await new Promise((r) => setTimeout(r, 200));
+            expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
+            await second.delete(MEMBER, other.id, other.properties, "other");
             expect(await second.stop()).to.equal(0);
-            expect(emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
+            expect(m.emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
+            expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
         } finally {
-            await emu.close();
+            engine.close();
         }
-    });
+    }));
+
+    it("a write the API refused is no orphan: the next run reports nothing and removes nothing", () => machine(async (m) => {
+        const first = await m.start();
+        // A role of the right form that this API does not take: Google answers 400.
+        const err = await rpcError(first.create(MEMBER, { serviceName: SERVICE, role: "roles/storage.admin", member: "user:x@example.com" }, false, "x"));
+        expect(err.details).to.contain("HTTP 400");
+        first.child.kill("SIGKILL");
+        await first.exited;
+        const engine = await startEngine();
+        try {
+            const second = await m.start(engine.address);
+            await second.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
+            await new Promise((r) => setTimeout(r, 200));
+            await second.stop();
+            expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
+        } finally {
+            engine.close();
+        }
+    }));
+
+    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (m) => {
+        const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
+        await dieAfterWrite(m, (p) => p.create(MEMBER, inputs, false, "kept"));
+        // `pulumi up` again: the program still has it; its Create is answered, which records it.
+        const second = await m.start();
+        await second.check(MEMBER, inputs, {}, "kept");
+        await second.create(MEMBER, inputs, false, "kept");
+        expect(await second.stop()).to.equal(0);
+        expect(m.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
+    }));
 });
