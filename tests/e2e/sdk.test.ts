@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import {
-    PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, ok, onPath, pythonWithSdk, run, skipUnless, toolsMissing,
+    PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, e2eNeeds, ok, onPath, pythonWithSdk, run, skipUnless, toolsMissing,
 } from "./support";
 
 const SDK = path.join(ROOT, "sdk");
@@ -189,7 +189,7 @@ describe("SDKs generated from schema.json", function () {
         });
 
         it("go: go build and go vet, against github.com/pulumi/pulumi/sdk/v3 at the pinned version", async function () {
-            skipUnless(this, toolsMissing(["pulumi"]) ?? (onPath("go") ? undefined : "go is not on PATH"));
+            skipUnless(this, e2eNeeds("go"));
             const mod = path.join(ROOT, "tests", "e2e", "programs", "go");
             const pkgs = ["example.com/pulumi-cloud/sdk/go/v8/...", "."];
             const env = { ...process.env, GOFLAGS: "-mod=readonly" };
@@ -200,7 +200,7 @@ describe("SDKs generated from schema.json", function () {
         });
 
         it("python: pip install beside pulumi from PyPI, then import", async function () {
-            skipUnless(this, toolsMissing(["pulumi"]) ?? (onPath("python3") ? undefined : "python3 is not on PATH"));
+            skipUnless(this, e2eNeeds("python3"));
             const py = await pythonWithSdk();
             const check = [
                 "import inspect, pulumi, pulumi_cloud",
@@ -217,7 +217,7 @@ describe("SDKs generated from schema.json", function () {
         });
 
         it("java: mvn compile against com.pulumi:pulumi, with a file using the promised names", async function () {
-            skipUnless(this, toolsMissing(["pulumi"]) ?? (onPath("mvn") ? undefined : "mvn is not on PATH"));
+            skipUnless(this, e2eNeeds("mvn"));
             const stage = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-sdk-java-"));
             try {
                 copyTree(path.join(ROOT, "tests", "e2e", "programs", "java"), stage);

@@ -6,18 +6,14 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
+import { tempDir } from "../support/temp";
 import { PULUMI_SDK_VERSION, ROOT, VERSION, ok, run } from "./support";
 
 export const DIST = path.join(ROOT, "dist", "sdk");
 
 export const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", ...extra });
 
-/** A temporary directory, removed when the test process exits. */
-export function tempDir(name: string): string {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-sdk-${name}-`));
-    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    return dir;
-}
+export { tempDir };
 
 const built = new Map<string, Promise<unknown>>();
 /** Runs scripts/sdk.sh for one language, once per test run. */

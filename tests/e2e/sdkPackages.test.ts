@@ -15,7 +15,7 @@ import * as path from "path";
 import { LANGUAGES, Language } from "../../provider/examples";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import { goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, env, tempDir, typecheck } from "./sdkInstall";
-import { ROOT, ok, onPath, run, skipUnless } from "./support";
+import { ROOT, e2eNeeds, ok, run, skipUnless } from "./support";
 
 const schema = JSON.parse(fs.readFileSync(path.join(ROOT, "schema.json"), "utf8"));
 const ITEMS = Object.keys(schema.functions).length + Object.keys(schema.resources).length;
@@ -40,7 +40,7 @@ describe("SDK packages (npm run sdk → dist/sdk), installed into empty projects
     this.slow(120_000);
 
     it("npm: plain Node loads it and runs it under mocks; the TypeScript examples compile against it", async function () {
-        skipUnless(this, onPath("npm") ? undefined : "npm is not on PATH");
+        skipUnless(this, e2eNeeds("npm"));
         const dir = await npmProjectWithSdk("npm");
         const program = `
 const pulumi = require("@pulumi/pulumi");
@@ -64,7 +64,7 @@ pulumi.all([policy.policyData, policy.etag, got.urn]).apply(([d, e, u]) => conso
     });
 
     it("Python: the wheel builds without warnings, installs beside pulumi, and the Python examples run under mocks", async function () {
-        skipUnless(this, onPath("python3") ? undefined : "python3 is not on PATH");
+        skipUnless(this, e2eNeeds("python3"));
         // Built verbosely to see setuptools' warnings (pip hides them otherwise).
         const dir = tempDir("python");
         fs.cpSync(path.join(ROOT, "sdk", "python"), path.join(dir, "src"), { recursive: true });
@@ -80,7 +80,7 @@ pulumi.all([policy.policyData, policy.etag, got.urn]).apply(([d, e, u]) => conso
     });
 
     it("Go: the module builds on its own; through GOPROXY=file://…, the Go examples build against it", async function () {
-        skipUnless(this, onPath("go") ? undefined : "go is not on PATH");
+        skipUnless(this, e2eNeeds("go"));
         const alone = tempDir("go-alone");
         fs.cpSync(path.join(ROOT, "sdk", "go"), alone, { recursive: true });
         await ok(run("go", ["build", "./..."], { cwd: alone, env: env({ GOFLAGS: "-mod=readonly" }), timeoutMs: 900_000 }), "go build ./... in sdk/go alone");
@@ -88,7 +88,7 @@ pulumi.all([policy.policyData, policy.etag, got.urn]).apply(([d, e, u]) => conso
     });
 
     it("Java: the jar (Maven) compiles the Java examples", async function () {
-        skipUnless(this, onPath("mvn") ? undefined : "mvn is not on PATH");
+        skipUnless(this, e2eNeeds("mvn"));
         expect(await javaCompilePrograms("java-examples", examples("java"))).to.have.length(ITEMS);
     });
 });

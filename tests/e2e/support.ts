@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { pluginTarball } from "../support/plugin";
+import { tempDir } from "../support/temp";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
 export const PACKAGE = "cloud";
@@ -52,6 +53,14 @@ export function skipUnless(ctx: Mocha.Context, reason: string | undefined): void
     if (process.env.CLOUD_E2E_REQUIRED === "1") throw new Error(`CLOUD_E2E_REQUIRED=1, but ${reason}`);
     process.stdout.write(`      (skipped: ${reason})\n`);
     ctx.skip();
+}
+
+/**
+ * Why a test that builds an SDK package with `tool` cannot run here, or undefined. Such tests belong to the e2e
+ * set: they run when the Pulumi tools are built (CI builds them), not merely because a toolchain is on PATH.
+ */
+export function e2eNeeds(tool: string): string | undefined {
+    return toolsMissing(["pulumi"]) ?? (onPath(tool) ? undefined : `${tool} is not on PATH`);
 }
 
 /** Whether an executable is on PATH (this process's, or the one given). */
@@ -288,7 +297,7 @@ let venv: Promise<string> | undefined;
  */
 export function pythonWithSdk(): Promise<string> {
     venv ??= (async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-e2e-venv-"));
+        const dir = tempDir("e2e-venv");
         const py = path.join(dir, "venv", "bin", "python");
         const sdkCopy = path.join(dir, "sdk-python");
         copyTree(path.join(ROOT, "sdk", "python"), sdkCopy);
@@ -296,7 +305,6 @@ export function pythonWithSdk(): Promise<string> {
         await ok(run("python3", ["-m", "venv", path.join(dir, "venv")], { cwd: dir, env }), "python3 -m venv");
         await ok(run(py, ["-m", "pip", "install", "--quiet", `pulumi==${PULUMI_SDK_VERSION}`, sdkCopy], { cwd: dir, env, timeoutMs: 600_000 }),
             "pip install pulumi and sdk/python");
-        process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
         return py;
     })();
     return venv;

@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { GO_IMPORT_BASE_PATH, NPM_PACKAGE_NAME } from "../../provider/schema";
 import { env, goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, tempDir, typecheck } from "./sdkInstall";
-import { ok, onPath, run, skipUnless } from "./support";
+import { e2eNeeds, ok, run, skipUnless } from "./support";
 
 /** The Pulumi GCP release whose names and shapes this package matches. */
 const GCP_VERSION = "8.38.0";
@@ -47,7 +47,7 @@ describe(`Switching from Pulumi GCP ${GCP_VERSION}: its examples, package rename
     this.slow(120_000);
 
     it("TypeScript: the examples in @pulumi/gcp's declarations compile against ours (strict tsc)", async function () {
-        skipUnless(this, onPath("npm") ? undefined : "npm is not on PATH");
+        skipUnless(this, e2eNeeds("npm"));
         const fetched = tempDir("gcp-npm");
         await ok(run("npm", ["pack", `@pulumi/gcp@${GCP_VERSION}`, "--silent", "--pack-destination", fetched], { cwd: fetched, env: env(), timeoutMs: 600_000 }), "npm pack @pulumi/gcp");
         execFileSync("tar", ["xzf", path.join(fetched, `pulumi-gcp-${GCP_VERSION}.tgz`), "-C", fetched, ...TS_FILES.map((f) => `package/${f}`)]);
@@ -62,7 +62,7 @@ describe(`Switching from Pulumi GCP ${GCP_VERSION}: its examples, package rename
     });
 
     it("Python: the examples in pulumi_gcp's docstrings run under Pulumi's mocks against ours", async function () {
-        skipUnless(this, onPath("python3") ? undefined : "python3 is not on PATH");
+        skipUnless(this, e2eNeeds("python3"));
         const fetched = tempDir("gcp-pypi");
         await ok(run("python3", ["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", `pulumi_gcp==${GCP_VERSION}`, "-d", fetched],
             { cwd: fetched, env: env(), timeoutMs: 600_000 }), "pip download pulumi_gcp");
@@ -153,7 +153,7 @@ ${body}
     ];
 
     it("Go: Pulumi GCP's Go programs (LookupIAMPolicy, LookupServiceIamPolicy, New…) build against ours", async function () {
-        skipUnless(this, onPath("go") ? undefined : "go is not on PATH");
+        skipUnless(this, e2eNeeds("go"));
         const ours = GO_IMPORT_BASE_PATH;
         await goVetPrograms("switch-go", GO_PROGRAMS.map((p) => p.split(GCP_GO).join(ours)));
     });
@@ -209,7 +209,7 @@ ${body}
     ];
 
     it("Java: Pulumi GCP's Java programs (OrganizationsFunctions.getIAMPolicy, EndpointsFunctions, builders) compile against ours", async function () {
-        skipUnless(this, onPath("mvn") ? undefined : "mvn is not on PATH");
+        skipUnless(this, e2eNeeds("mvn"));
         const classes = await javaCompilePrograms("switch-java", JAVA_PROGRAMS.map((p) => p.split("com.pulumi.gcp.").join("com.pulumi.cloud.")));
         expect(classes).to.have.length(JAVA_PROGRAMS.length);
     });

@@ -6,7 +6,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Policy, policyData } from "../../provider/iam/policy";
 import { PropertyMap, UNKNOWN_VALUE } from "../../provider/properties";
 import * as grpc from "@grpc/grpc-js";
-import { rpcError, SERVICE_FN, useStack } from "../support/plugin";
+import { CONSUMERS_FN, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.resources-test-token";
 const SERVICE = "res.endpoints.my-project.cloud.goog";
@@ -25,6 +25,13 @@ const parents: { kind: Kind; prefix: string; type: string; inputs: PropertyMap; 
 
 describe("policy resources", function () {
     const stack = useStack(TOKEN, [SERVICE]);
+
+    // Each test waits for what it caused: a lookup of a parent waits until the plugin has read back (confirmed)
+    // the last write to it, so no request of this test reaches the next one's log.
+    afterEach(async () => {
+        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }).catch(() => undefined);
+        await stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: CONSUMER }).catch(() => undefined);
+    });
 
     const other = { role: "roles/viewer", members: ["user:bystander@example.com"] };
     const grants = (p: Policy) => (p.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role}${b.condition ? `[${b.condition.title}]` : ""} ${m}`)).sort();

@@ -12,20 +12,13 @@ import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
+import { tempDir } from "./temp";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 export const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
 
-let homes: string | undefined;
-/** A fresh PULUMI_HOME under one temporary folder, removed when the test process exits. */
-export function pulumiHome(): string {
-    if (!homes) {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-pulumi-homes-"));
-        homes = dir;
-        process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    }
-    return fs.mkdtempSync(path.join(homes, "home-"));
-}
+/** A fresh PULUMI_HOME, removed when the test process exits. */
+export const pulumiHome = (): string => tempDir("pulumi-home");
 
 let tarball: string | undefined;
 /** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */

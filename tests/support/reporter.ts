@@ -1,4 +1,5 @@
-// Mocha's spec reporter, closing with the plain line CI reads: "N passed, M failed".
+// Mocha's spec reporter, closing with the plain line CI reads: "N passed, M failed" (with `--reporter-option
+// label=X`, "X: N passed, M failed").
 import Mocha from "mocha";
 import { stripVTControlCharacters } from "util";
 
@@ -13,9 +14,11 @@ class Reporter extends Mocha.reporters.Spec {
             Base.symbols.ok = stripVTControlCharacters(Base.symbols.ok);
             Base.symbols.err = stripVTControlCharacters(Base.symbols.err);
         }
+        // `npm test` runs two sets (the tests, then the e2e tests, one at a time): the second's line says which.
+        const label = (options?.reporterOptions as { label?: string } | undefined)?.label;
         runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
             const s = runner.stats!;
-            process.stdout.write(`\n${s.passes} passed, ${s.failures} failed${s.pending ? `, ${s.pending} skipped` : ""}\n`);
+            process.stdout.write(`\n${label ? `${label}: ` : ""}${s.passes} passed, ${s.failures} failed${s.pending ? `, ${s.pending} skipped` : ""}\n`);
         });
     }
 }
