@@ -296,7 +296,7 @@ export class Provider {
             urn,
             kept: (parent) => this.declarations.kept(parent),
             warn: (message) => this.log.warn(message, urn),
-            wrote: (parent, grants) => this.journal.wrote({ urn, parent, grants }),
+            wrote: (parent, before, after) => this.journal.wrote(urn, parent, before, after),
         };
     }
 

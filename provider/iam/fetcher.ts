@@ -1,8 +1,8 @@
 // The one IAM fetcher: every function and resource reads and writes policies through it. It speaks the
 // Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
-// resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, coalesces identical
-// concurrent reads into one request, confirms its writes (reads after a write wait until one shows it), and
-// turns failures into messages a person can act on.
+// resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, and turns failures into
+// messages a person can act on. What happens to one policy between a change and its confirmation — batching,
+// read sharing, confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
 
 import { setMaxListeners } from "events";
 import * as http from "http";
@@ -12,6 +12,7 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
+import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep } from "./parentPolicy";
 import { Policy } from "./policy";
 import { deferredCaOptions, untrustedCertificateHint } from "./tls";
 
@@ -80,33 +81,18 @@ type Verb = "getIamPolicy" | "setIamPolicy";
 
 const READ_BODY = { options: { requestedPolicyVersion: 3 } };
 
-/** A write not confirmed yet: what it wrote, and what a policy must show for it. */
-interface Unconfirmed {
-    parent: Parent;
-    /** parentName(parent): the key of `unconfirmed`. */
-    key: string;
-    written: Policy;
-    shows(policy: Policy): boolean;
-    /** The confirming reads, once started. */
-    confirmation?: Promise<Policy | undefined>;
-}
-/** Confirmation: re-reads until a write shows, this many at most, this far apart. */
-const CONFIRM_READS = 5;
-const CONFIRM_INTERVAL_MS = 500;
-
 export class IamFetcher {
     private readonly base: URL;
     private readonly agent: http.Agent;
-    private readonly reads = new Map<string, Promise<Policy>>();
-    /** Per parent, its latest write not yet confirmed (see settle()). */
-    private readonly unconfirmed = new Map<string, Unconfirmed>();
+    private readonly policies = new Map<string, ParentPolicy>();
     /**
-     * Reads, writes and confirmations are cancelled separately: a shutdown drops reads at once but lets writes
-     * and their confirmations finish; the engine's Cancel stops all but the writes already sent.
+     * Reads, writes and waits (gathering, backoff, confirmations) are cancelled separately: a shutdown drops
+     * reads at once but lets writes and their confirmations finish; the engine's Cancel stops all but the
+     * writes already sent.
      */
     private reading = IamFetcher.controller();
     private writing = IamFetcher.controller();
-    private confirming = IamFetcher.controller();
+    private waiting = IamFetcher.controller();
     private draining = false;
     /** Writes sent and confirmations running: what a shutdown waits for. */
     private readonly inFlight = new Set<Promise<unknown>>();
@@ -134,100 +120,54 @@ export class IamFetcher {
         return this.options.settings?.endpoint ?? "cloud:serviceManagementCustomEndpoint";
     }
 
-    /**
-     * Reads a parent's policy at version 3. Identical concurrent reads share one request, unless `fresh`
-     * asks for a read that starts now (a read-modify-write must not reuse a read begun before its lock). While
-     * a write of the parent is being confirmed, a read waits and gets the confirming read, unless it is
-     * `unconfirmed` (a read-modify-write's own read, which its etag guards).
-     */
-    getIamPolicy(parent: Parent, opts: { fresh?: boolean; unconfirmed?: boolean; deadline?: number } = {}): Promise<Policy> {
-        const key = parentName(parent);
-        const write = opts.unconfirmed ? undefined : this.unconfirmed.get(key);
-        if (write) return this.confirm(write).then((policy) => policy ?? this.getIamPolicy(parent, opts));
-        if (opts.fresh) return this.call(parent, "getIamPolicy", READ_BODY, opts.deadline);
-        const pending = this.reads.get(key);
-        if (pending) return pending;
-        const read = this.call(parent, "getIamPolicy", READ_BODY)
-            .finally(() => this.reads.delete(key));
-        this.reads.set(key, read);
-        return read;
+    /** The life of one parent's policy in this process (parentPolicy.ts). */
+    private policy(parent: Parent): ParentPolicy {
+        const name = parentName(parent);
+        let p = this.policies.get(name);
+        if (!p) this.policies.set(name, (p = new ParentPolicy(parent, this.api)));
+        return p;
+    }
+
+    /** A parent's policy at version 3, as ParentPolicy.read gives it (`fresh`: a read that starts now). */
+    getIamPolicy(parent: Parent, opts: { fresh?: boolean } = {}): Promise<Policy> {
+        return this.policy(parent).read(opts);
     }
 
     /**
-     * Writes a parent's policy at version 3. With the policy's etag set, the write fails with ABORTED (409)
-     * if the policy changed since it was read: the caller redoes its read-modify-write. Resolves with Google's
-     * answer (the policy as written). With `shows`, the write is then to be confirmed (see settle()).
+     * Applies `change` to a parent's policy in a read-modify-write (ParentPolicy.change): resolves with Google's
+     * answer to the write, or the policy as read when nothing needed changing.
      */
-    setIamPolicy(parent: Parent, policy: Policy, updateMask = "bindings,etag,auditConfigs", deadline?: number,
-        shows?: (policy: Policy) => boolean): Promise<Policy> {
-        if (this.draining) {
-            return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
-                undefined, Code.CANCELLED));
-        }
-        const key = parentName(parent);
-        const previous = this.unconfirmed.get(key);
-        const write = this.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline)
-            .then((written) => {
-                // A shared read in flight may have begun before this write: no later lookup may join it.
-                this.reads.delete(key);
-                // Written on the previous write's answer and accepted by its etag: the policy was still that
-                // write's when this one landed, which confirms it. Otherwise it is confirmed by reading.
-                const chained = previous !== undefined && policy.etag !== undefined && policy.etag === previous.written.etag;
-                if (previous && !chained) void this.confirm(previous);
-                if (this.unconfirmed.get(key) === previous) this.unconfirmed.delete(key);
-                if (shows) this.unconfirmed.set(key, { parent, key, written, shows });
-                return written;
-            }, (e: unknown) => {
-                if (previous) void this.confirm(previous);
-                throw e;
-            });
-        this.track(write);
-        return write;
+    modify(parent: Parent, change: Change, opts?: ChangeOptions): Promise<Policy> {
+        return this.policy(parent).change(change, opts);
     }
 
-    /**
-     * IAM is eventually consistent: a read right after a write may not show it yet. So a write is confirmed by
-     * re-reading until the change shows (as Terraform's IAM writers do), a few times at most, and until then
-     * every read of the parent through this fetcher waits and gets that confirming read: nothing read after a
-     * write is older than the write. A writer that writes again on the answer (a batch's next cycle) confirms
-     * the previous write by the etag, so only a chain's last write is read back: when a read of the parent
-     * comes, when the writer settles, or at shutdown. The writer already has Google's answer; when no re-read
-     * shows the change, another writer replaced it, and the user is told.
-     */
-    settle(parent: Parent): void {
-        const write = this.unconfirmed.get(parentName(parent));
-        if (write) void this.confirm(write);
-    }
-
-    /** Runs (once) the confirmation of `write`: resolves with the read that showed it, or undefined. */
-    private confirm(write: Unconfirmed): Promise<Policy | undefined> {
-        if (write.confirmation) return write.confirmation;
-        const { key } = write;
-        const deadline = Date.now() + this.options.requestTimeoutMs;
-        const signal = this.confirming.signal;
-        const confirmation = (async (): Promise<Policy | undefined> => {
-            for (let read = 1; ; read++) {
-                const policy = await this.call(write.parent, "getIamPolicy", READ_BODY, deadline, signal);
-                if (write.shows(policy)) return policy;
-                if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
-                    this.options.warn?.(`the policy of ${key} was written, but ${read} re-reads since do not show the change: ` +
-                        "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
-                    return policy;
+    /** What a ParentPolicy uses: the two calls, the budgets, the current signals, the in-flight set. */
+    private readonly api: PolicyApi = (() => {
+        const fetcher = this;
+        return {
+            read: (parent, deadline, signal) => fetcher.call(parent, "getIamPolicy", READ_BODY, deadline, signal),
+            write: (parent, policy, updateMask, deadline) => {
+                if (fetcher.draining) {
+                    return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
+                        undefined, Code.CANCELLED));
                 }
-                await sleep(CONFIRM_INTERVAL_MS, signal);
-            }
-        })().catch((e: unknown) => {
-            if (!(e instanceof IamError && e.code === Code.CANCELLED)) {
-                this.options.warn?.(`the policy of ${key} was written, but reading it back failed: ${e instanceof Error ? e.message : String(e)}`);
-            }
-            return undefined;
-        }).finally(() => {
-            if (this.unconfirmed.get(key) === write) this.unconfirmed.delete(key);
-        });
-        write.confirmation = confirmation;
-        this.track(confirmation);
-        return confirmation;
-    }
+                const write = fetcher.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline);
+                fetcher.track(write);
+                return write;
+            },
+            get requestTimeoutMs() {
+                return fetcher.requestTimeoutMs;
+            },
+            get requestTimeoutSetting() {
+                return fetcher.requestTimeoutSetting;
+            },
+            get signals() {
+                return { reading: fetcher.reading.signal, waiting: fetcher.waiting.signal };
+            },
+            track: (work) => fetcher.track(work),
+            warn: (message) => fetcher.options.warn?.(message),
+        };
+    })();
 
     private track(work: Promise<unknown>): void {
         const tracked = work.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
@@ -239,10 +179,10 @@ export class IamFetcher {
      * finish, so what it reports is what the policy holds. Later calls work again.
      */
     cancelAll(): void {
-        for (const c of [this.reading, this.writing, this.confirming]) c.abort();
+        for (const c of [this.reading, this.writing, this.waiting]) c.abort();
         this.reading = IamFetcher.controller();
         this.writing = IamFetcher.controller();
-        this.confirming = IamFetcher.controller();
+        this.waiting = IamFetcher.controller();
     }
 
     /**
@@ -252,7 +192,7 @@ export class IamFetcher {
     async drain(): Promise<void> {
         this.draining = true;
         this.reading.abort();
-        for (const write of this.unconfirmed.values()) void this.confirm(write);
+        for (const p of this.policies.values()) void p.confirm();
         while (this.inFlight.size) await Promise.all(this.inFlight);
     }
 
@@ -454,16 +394,4 @@ export function bounded<T>(work: Promise<T>, deadline: number, signal: AbortSign
 
 function cancelled(verb: Verb, parent: Parent): IamError {
     return new IamError(`${verb} of ${parentName(parent)} was cancelled`, undefined, Code.CANCELLED);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-        const timer = setTimeout(done, ms);
-        function done() {
-            clearTimeout(timer);
-            signal.removeEventListener("abort", done);
-            resolve();
-        }
-        signal.addEventListener("abort", done, { once: true });
-    });
 }

@@ -3,13 +3,13 @@
 //   *IamPolicy  — authoritative for the whole policy;
 //   *IamBinding — authoritative for one role (+ condition): its members;
 //   *IamMember  — one member of one role (+ condition), leaving every other grant alone.
-// All writes are read-modify-writes through modifyPolicy (one lock per policy, etag, retry on 409).
+// All writes are read-modify-writes through the fetcher's modify (batched per policy, guarded by the etag,
+// redone on 409: iam/parentPolicy.ts).
 
 import { property, types, Values } from "../define";
 import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
-import { modifyPolicy } from "../iam/modify";
 import {
     checkProjectId, checkServiceName, memberKey, memberProblem, Parent, parentName, projectIdProblem, roleProblem, sameMember,
     serviceNameProblem,
@@ -231,9 +231,9 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
     const write = async (i: In, ctx: ResourceContext) => {
         const want = desired(i);
         const wanted = comparablePolicyData(want);
-        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
+        const policy = await ctx.iam().modify(parentOf(kind, i), (current) =>
             comparablePolicyData(current) === wanted ? undefined : want, {
-            record: ctx.wrote, updateMask: "bindings,etag,auditConfigs",
+            auditConfigs: true, record: ctx.wrote,
             confirm: (p) => comparablePolicyData(p) === wanted,
         });
         return { etag: policy.etag ?? "" };
@@ -289,11 +289,11 @@ export function policyResource(kind: ParentKind): ResourceDefinition {
                 return by !== undefined;
             };
             const emptied = (p: Policy) => grantsOf(p.bindings).every((g) => kept.grants.has(grantKey(g))) && !(p.auditConfigs ?? []).length;
-            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
+            await unlessGone(ctx.iam().modify(parent, (current) => {
                 left.clear();
                 const bindings = keepGrants(current, keep);
                 return emptied(current) ? undefined : { bindings, auditConfigs: [] };
-            }, { updateMask: "bindings,etag,auditConfigs", confirm: emptied }));
+            }, { auditConfigs: true, confirm: emptied }));
             reportKept(ctx, name, left);
         },
     });
@@ -317,10 +317,10 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
         // compare as IAM compares them.
         const owned = (p: Policy) => memberKeys((p.bindings ?? []).filter((b) => sameGrant(b, i.role, i.condition)).flatMap((b) => b.members));
         const want = JSON.stringify(memberKeys(members));
-        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, i), (current) =>
+        const policy = await ctx.iam().modify(parentOf(kind, i), (current) =>
             JSON.stringify(owned(current)) === want ? undefined
                 : { ...current, bindings: [...withoutGrant(current.bindings, i.role, i.condition), binding] }, {
-            record: ctx.wrote, updateMask: "bindings,etag",
+            record: ctx.wrote,
             confirm: (p) => JSON.stringify(owned(p)) === want,
         });
         return { etag: policy.etag ?? "" };
@@ -385,14 +385,14 @@ export function bindingResource(kind: ParentKind): ResourceDefinition {
                 return by !== undefined;
             };
             const removable = (p: Policy) => (p.bindings ?? []).some((b) => sameGrant(b, x.role, x.condition) && b.members.some((m) => !keptBy(b, m)));
-            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
+            await unlessGone(ctx.iam().modify(parent, (current) => {
                 left.clear();
                 if (!removable(current)) return undefined;
                 const bindings = (current.bindings ?? [])
                     .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => keptBy(b, m)) } : b))
                     .filter((b) => b.members.length > 0);
                 return { ...current, bindings };
-            }, { updateMask: "bindings,etag", confirm: (p) => !removable(p) }));
+            }, { confirm: (p) => !removable(p) }));
             reportKept(ctx, name, left);
         },
     });
@@ -410,7 +410,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
     const holds = (b: Binding, x: In) => sameGrant(b, x.role, x.condition) && b.members.some((m) => sameMember(m, x.member));
     const has = (p: Policy, x: In) => (p.bindings ?? []).some((b) => holds(b, x));
     const write = async (x: In, ctx: ResourceContext) => {
-        const { policy } = await modifyPolicy(ctx.iam(), parentOf(kind, x), (current) => {
+        const policy = await ctx.iam().modify(parentOf(kind, x), (current) => {
             if (has(current, x)) return undefined;
             // Folded into the binding of the role + condition (merging duplicates Google may hold), as
             // Terraform does; a new binding only when there is none.
@@ -423,7 +423,7 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             const at = mine.length ? bindings.indexOf(mine[0]) : bindings.length;
             const rest = bindings.filter((b) => !mine.includes(b));
             return { ...current, bindings: [...rest.slice(0, at), grant, ...rest.slice(at)] };
-        }, { record: ctx.wrote, updateMask: "bindings,etag", confirm: (p) => has(p, x) });
+        }, { record: ctx.wrote, confirm: (p) => has(p, x) });
         return { etag: policy.etag ?? "" };
     };
     const memberToken = `cloud:endpoints/${kind === "service" ? "serviceIamMember" : "consumersIamMember"}:${name}`;
@@ -477,13 +477,13 @@ export function memberResource(kind: ParentKind): ResourceDefinition {
             const grant: Grant = { role: x.role, member: x.member, ...(x.condition ? { condition: x.condition } : {}) };
             const by = ctx.kept(parentName(parent)).grants.get(grantKey(grant));
             if (by !== undefined) return reportKept(ctx, parentName(parent), new Map([[grantKey(grant), { grant, by }]]));
-            await unlessGone(modifyPolicy(ctx.iam(), parent, (current) => {
+            await unlessGone(ctx.iam().modify(parent, (current) => {
                 if (!has(current, x)) return undefined;
                 const bindings = (current.bindings ?? [])
                     .map((b) => (sameGrant(b, x.role, x.condition) ? { ...b, members: b.members.filter((m) => !sameMember(m, x.member)) } : b))
                     .filter((b) => b.members.length > 0);
                 return { ...current, bindings };
-            }, { updateMask: "bindings,etag", confirm: (p) => !has(p, x) }));
+            }, { confirm: (p) => !has(p, x) }));
         },
     });
 }

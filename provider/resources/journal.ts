@@ -14,9 +14,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { IamFetcher } from "../iam/fetcher";
-import { describeGrant, Grant, grantKey, keepGrants } from "../iam/grants";
-import { modifyPolicy } from "../iam/modify";
+import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
 import { Parent, parentName } from "../iam/names";
+import { Policy } from "../iam/policy";
 import { Kept } from "./owners";
 import { alive, ProcessFiles } from "./processFiles";
 
@@ -93,7 +93,8 @@ export class WriteJournal {
      * Notes, before the write is sent, the grants a write adds for `urn`. Returns the undo for a write the API
      * refused (so it never applied).
      */
-    wrote(entry: Unrecorded): () => void {
+    wrote(urn: string, parent: Parent, before: Policy, after: Policy): () => void {
+        const entry: Unrecorded = { urn, parent, grants: changesBetween(grantsOf(before.bindings), grantsOf(after.bindings)).added };
         if (entry.grants.length === 0) return () => undefined;
         const n = ++this.lines;
         this.mine.set(entry.urn, [...(this.mine.get(entry.urn) ?? []), entry]);
@@ -139,11 +140,9 @@ export class WriteJournal {
                     const keys = new Set(e.grants.map(grantKey));
                     const keep = kept(parentName(e.parent)).grants;
                     const drop = (g: Grant) => keys.has(grantKey(g)) && !keep.has(grantKey(g));
-                    await modifyPolicy(iam, e.parent, (current) => {
-                        const bindings = keepGrants(current, (g) => !drop(g));
-                        return bindings.length === (current.bindings ?? []).length &&
-                            bindings.every((b, i) => b.members.length === current.bindings![i].members.length) ? undefined : { ...current, bindings };
-                    }, { updateMask: "bindings,etag" });
+                    const present = (p: Policy) => grantsOf(p.bindings).some(drop);
+                    await iam.modify(e.parent, (current) => (present(current) ? { ...current, bindings: keepGrants(current, (g) => !drop(g)) } : undefined),
+                        { confirm: (p) => !present(p) });
                     notes.push(...e.grants.filter(drop).map((g) => `removed ${describeGrant(g)} from ${parentName(e.parent)}, written for ${urn} ` +
                         "by an earlier run that stopped before Pulumi recorded it; the program no longer declares that resource"));
                 }

@@ -7,8 +7,8 @@
 import { Properties, Values } from "../define";
 import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
-import type { Grant } from "../iam/grants";
 import type { Parent } from "../iam/names";
+import type { Policy } from "../iam/policy";
 import type { Claim, Kept } from "./owners";
 
 /** What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it. */
@@ -19,8 +19,8 @@ export interface ResourceContext extends InvokeContext {
     kept(parent: string): Kept;
     /** A warning shown on this resource. */
     warn(message: string): void;
-    /** Notes the grants a write of this resource adds to `parent`'s policy, before it is sent (journal.ts). */
-    wrote(parent: Parent, added: Grant[]): () => void;
+    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (journal.ts); returns its undo. */
+    wrote(parent: Parent, before: Policy, after: Policy): () => void;
 }
 
 type Record_ = Record<string, unknown>;

@@ -1,0 +1,354 @@
+// One policy's life in this process. Every read and write of one parent (a service, or a consumer of one) goes
+// through its ParentPolicy, which holds all there is to know between a change arriving and its write being
+// confirmed. The fetcher (fetcher.ts) keeps one per parent and does the HTTP calls.
+//
+// What it holds:
+//   waiting      changes queued for the next cycle
+//   running      whether a cycle loop is under way (gathering, reading, writing)
+//   last         the policy as the last cycle left it (Google's answer to its write, or its read); kept only
+//                while changes keep coming, as the next cycle's starting point
+//   unconfirmed  the last write no read has shown yet, and what a read must show for it
+//   shared       a read in flight that identical reads join
+//
+// The rules, each written once below (the names are the methods'):
+//   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
+//             when that write is confirmed). A cycle loop starts if none runs. A change waiting past its
+//             requestTimeout fails, saying whether other changes held it up.
+//   gather    Before each cycle, GATHER_MS for company; after a cycle that answered k callers, up to REFILL_MS
+//             more for k new changes (the engine sends the next ones as it hears back): batches fill to the
+//             engine's parallelism.
+//   cycle     One read (none when `last` is set: the etag still guards the write), every change applied in
+//             arrival order (each a pure function of the policy: it is run again after a 409 or a split), one
+//             write with the read's etag. A 409 redoes the whole batch from a fresh read after a jittered
+//             backoff (1 s doubling, capped), within the earliest caller's deadline. A 400 on a batch of several
+//             is narrowed down by halves, so only the refused change fails.
+//   wrote     A write accepted on the etag of the unconfirmed write confirms it (the policy was still that
+//             write's when this one landed); otherwise that one is confirmed by reading. The shared read in
+//             flight is dropped: it may have begun before the write.
+//   confirm   The unconfirmed write is read back until a read shows it (at most CONFIRM_READS reads,
+//             CONFIRM_INTERVAL_MS apart): when the changes stop, when a read of the parent comes, or at
+//             shutdown. If none shows it, another writer replaced it, and the user is warned.
+//   read      A read waits for the confirmation and gets its read; otherwise it joins the shared read, unless it
+//             asks for a fresh one.
+//   cancel    The engine's Cancel: reads, waits and sleeps (gathering, backoff, confirmation) stop; changes not
+//             yet written fail; a write already sent is let finish, so what it reports is what the policy holds.
+//   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
+//             confirmations are awaited (the fetcher's drain).
+
+import { Code, IamError } from "./errors";
+import { Parent, parentName } from "./names";
+import { Policy } from "./policy";
+
+/** What a ParentPolicy needs of the fetcher: its calls, budgets, signals and diagnostics. */
+export interface PolicyApi {
+    /** getIamPolicy at version 3, with the fetcher's retries, within `deadline`; stops when `signal` aborts. */
+    read(parent: Parent, deadline: number, signal: AbortSignal): Promise<Policy>;
+    /** setIamPolicy at version 3 with `updateMask`; once sent, never aborted. Rejects (CANCELLED) when shutting down. */
+    write(parent: Parent, policy: Policy, updateMask: string, deadline: number): Promise<Policy>;
+    readonly requestTimeoutMs: number;
+    /** The timeout setting as the user writes it (for messages). */
+    readonly requestTimeoutSetting: string;
+    /** Aborted by the engine's Cancel (and, for `reading`, by shutdown); replaced afterwards. */
+    readonly signals: { reading: AbortSignal; waiting: AbortSignal };
+    /** Keeps work a shutdown must wait for (writes sent, confirmations). */
+    track(work: Promise<unknown>): void;
+    warn?(message: string): void;
+}
+
+export interface ChangeOptions {
+    /** True when a policy shows the change: what confirms the write (checked on reads after it). */
+    confirm?: (policy: Policy) => boolean;
+    /** The fields the change writes besides the bindings: `auditConfigs` for a whole policy. */
+    auditConfigs?: boolean;
+    /**
+     * Told, before a write is sent, what the parent's policy was and what this change makes of it (a crash
+     * journal); returns what to call when the API refuses the write, which then never applied.
+     */
+    record?: (parent: Parent, before: Policy, after: Policy) => () => void;
+}
+
+/** A change to a policy: the policy to write, or undefined when the current one already says what is wanted. */
+export type Change = (current: Policy) => Policy | undefined;
+
+/** Backoff after a 409: 1 s doubling, capped, as Terraform's IAM writers do. */
+const FIRST_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 16_000;
+/** See `gather`. */
+const GATHER_MS = 40;
+const REFILL_MS = 150;
+/** See `confirm`. */
+const CONFIRM_READS = 5;
+const CONFIRM_INTERVAL_MS = 500;
+
+/** One caller's change, waiting for (or in) a cycle. */
+interface Pending {
+    change: Change;
+    opts: ChangeOptions;
+    /** The caller's own deadline (its requestTimeout from when it asked). */
+    deadline: number;
+    resolve(policy: Policy): void;
+    reject(error: unknown): void;
+}
+
+/** A write not confirmed yet: what it wrote, and what a policy must show for it. */
+interface Unconfirmed {
+    written: Policy;
+    shows(policy: Policy): boolean;
+    /** The confirming reads, once started. */
+    confirmation?: Promise<Policy | undefined>;
+}
+
+type Outcome = { policy: Policy } | { error: unknown };
+
+/** Waits `ms`, or less when `signal` aborts (then resolves false). */
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+        if (signal.aborted) return resolve(false);
+        const timer = setTimeout(() => done(true), ms);
+        function done(slept: boolean): void {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", onAbort);
+            resolve(slept);
+        }
+        const onAbort = () => done(false);
+        signal.addEventListener("abort", onAbort, { once: true });
+    });
+}
+
+function cancelled(name: string): IamError {
+    return new IamError(`the change to the policy of ${name} was cancelled before it was sent`, undefined, Code.CANCELLED);
+}
+
+export class ParentPolicy {
+    readonly name: string;
+    private waiting: Pending[] = [];
+    private running = false;
+    /** A cycle is reading or writing now, and how many cycles ran (for the timeout's message). */
+    private inCycle = false;
+    private cycles = 0;
+    private last?: Policy;
+    private unconfirmed?: Unconfirmed;
+    private shared?: Promise<Policy>;
+
+    constructor(readonly parent: Parent, private readonly api: PolicyApi) {
+        this.name = parentName(parent);
+    }
+
+    /** Whether nothing is queued, running, unconfirmed or shared: the fetcher may forget this parent. */
+    get idle(): boolean {
+        return !this.running && this.waiting.length === 0 && !this.unconfirmed && !this.shared;
+    }
+
+    // --- read -----------------------------------------------------------------------------------------------
+
+    /** The policy now: after the unconfirmed write's confirmation, from a shared read, or (`fresh`) a read that starts now. */
+    read(opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
+        const write = this.unconfirmed;
+        if (write) return this.confirm(write).then((policy) => policy ?? this.read(opts));
+        const deadline = opts.deadline ?? Date.now() + this.api.requestTimeoutMs;
+        if (opts.fresh) return this.api.read(this.parent, deadline, this.api.signals.reading);
+        if (this.shared) return this.shared;
+        const read = this.api.read(this.parent, deadline, this.api.signals.reading).finally(() => {
+            if (this.shared === read) this.shared = undefined;
+        });
+        this.shared = read;
+        return read;
+    }
+
+    // --- join -----------------------------------------------------------------------------------------------
+
+    /** Applies `change` in the next cycle; resolves with Google's answer to the write (or the read, when nothing changed). */
+    change(change: Change, opts: ChangeOptions = {}): Promise<Policy> {
+        const deadline = Date.now() + this.api.requestTimeoutMs;
+        let expiry: NodeJS.Timeout | undefined;
+        const result = new Promise<Policy>((resolve, reject) => {
+            const entry: Pending = { change, opts, deadline, resolve, reject };
+            this.waiting.push(entry);
+            const cyclesBefore = this.cycles;
+            expiry = setTimeout(() => {
+                if (!this.remove(entry)) return;
+                const why = this.cycles > cyclesBefore || this.inCycle
+                    ? `the policy of ${this.name} stayed busy with other changes in this deployment for the whole request timeout`
+                    : `the request timeout (${this.api.requestTimeoutMs} ms) ran out before the change to the policy of ${this.name} could be sent`;
+                reject(new IamError(`${why}; raise ${this.api.requestTimeoutSetting}`, undefined, Code.DEADLINE_EXCEEDED));
+            }, Math.max(0, deadline - Date.now()));
+        });
+        void result.finally(() => clearTimeout(expiry)).catch(() => undefined);
+        if (!this.running) void this.loop();
+        return result;
+    }
+
+    private remove(entry: Pending): boolean {
+        const at = this.waiting.indexOf(entry);
+        if (at >= 0) this.waiting.splice(at, 1);
+        return at >= 0;
+    }
+
+    // --- gather, then cycles while changes come --------------------------------------------------------------
+
+    private async loop(): Promise<void> {
+        this.running = true;
+        const waiting = this.api.signals.waiting;
+        try {
+            for (let released = 0; ;) {
+                if (!await this.gather(released, waiting)) {
+                    for (const p of this.waiting.splice(0)) p.reject(cancelled(this.name));
+                    break;
+                }
+                if (this.waiting.length === 0) break;
+                const batch = this.waiting.splice(0);
+                released = batch.length;
+                this.inCycle = true;
+                try {
+                    await this.runBatch(batch);
+                } finally {
+                    this.inCycle = false;
+                    this.cycles++;
+                }
+            }
+        } finally {
+            this.running = false;
+            this.last = undefined;
+            // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
+            if (this.unconfirmed) void this.confirm(this.unconfirmed);
+        }
+    }
+
+    /** See `gather`; false when cancelled. */
+    private async gather(released: number, signal: AbortSignal): Promise<boolean> {
+        if (!await sleep(GATHER_MS, signal)) return false;
+        for (let waited = GATHER_MS; this.waiting.length < released && waited < REFILL_MS; waited += 10) {
+            if (!await sleep(10, signal)) return false;
+        }
+        return true;
+    }
+
+    // --- cycle --------------------------------------------------------------------------------------------------
+
+    /** One batch; a 400 on a batch of several is narrowed down by halves, so only the refused change fails. */
+    private async runBatch(batch: Pending[]): Promise<void> {
+        try {
+            const outcomes = await this.cycle(batch);
+            batch.forEach((p, i) => {
+                const o = outcomes[i];
+                if ("error" in o) p.reject(o.error);
+                else p.resolve(o.policy);
+            });
+        } catch (e) {
+            if (batch.length > 1 && e instanceof IamError && e.httpStatus === 400) {
+                const half = Math.ceil(batch.length / 2);
+                await this.runBatch(batch.slice(0, half));
+                await this.runBatch(batch.slice(half));
+                return;
+            }
+            for (const p of batch) p.reject(e);
+        }
+    }
+
+    /** Read once (or start from `last`), apply every change in order, write once; a 409 redoes the whole cycle. */
+    private async cycle(batch: Pending[]): Promise<Outcome[]> {
+        const deadline = Math.min(...batch.map((p) => p.deadline));
+        let backoff = FIRST_BACKOFF_MS;
+        for (let conflicts = 0; ; conflicts++) {
+            const reuse = conflicts === 0 ? this.last : undefined;
+            this.last = undefined;
+            // Its own read: neither shared nor waiting for a confirmation (the etag guards the write).
+            const current = reuse ?? await this.api.read(this.parent, deadline, this.api.signals.reading);
+            // Each change sees the policy as the changes before it left it; one that throws fails alone.
+            let next = current;
+            const failed = new Map<Pending, unknown>();
+            const steps: { p: Pending; before: Policy; after: Policy }[] = [];
+            for (const p of batch) {
+                try {
+                    const after = p.change(next);
+                    if (after !== undefined) {
+                        steps.push({ p, before: next, after });
+                        next = after;
+                    }
+                } catch (e) {
+                    failed.set(p, e);
+                }
+            }
+            const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy });
+            if (steps.length === 0) {
+                this.last = current;
+                return batch.map((p) => outcome(p, current));
+            }
+            // What the policy must show once written: each change's own check, unless a later change of the
+            // batch undid it (as it would have, run after it).
+            const final = next;
+            const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
+            const undo = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after)] : []));
+            const mask = batch.some((p) => p.opts.auditConfigs) ? "bindings,etag,auditConfigs" : "bindings,etag";
+            try {
+                const written = await this.wrote({ ...next, etag: current.etag }, mask, deadline, (p) => checks.every((shows) => shows(p)));
+                this.last = written;
+                return batch.map((p) => outcome(p, written));
+            } catch (e) {
+                // An answer that refuses the write (4xx), or a write never sent: nothing was applied.
+                if (e instanceof IamError && ((e.httpStatus !== undefined && e.httpStatus < 500) || e.code === Code.CANCELLED)) {
+                    for (const u of undo) u();
+                }
+                if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
+            }
+            const wait = backoff / 2 + Math.random() * (backoff / 2);
+            backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+            if (Date.now() + wait >= deadline) {
+                throw new IamError(`too many concurrent changes to the policy of ${this.name}: ${conflicts + 1} writes were ` +
+                    `refused with 409 ABORTED within the request timeout; retry, or raise ${this.api.requestTimeoutSetting}`,
+                    409, Code.ABORTED);
+            }
+            if (!await sleep(wait, this.api.signals.waiting)) throw cancelled(this.name);
+        }
+    }
+
+    // --- wrote --------------------------------------------------------------------------------------------------
+
+    /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
+    private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
+        const previous = this.unconfirmed;
+        try {
+            const written = await this.api.write(this.parent, policy, mask, deadline);
+            this.shared = undefined;
+            const chained = previous !== undefined && policy.etag !== undefined && policy.etag === previous.written.etag;
+            if (previous && !chained) void this.confirm(previous);
+            if (this.unconfirmed === previous) this.unconfirmed = { written, shows };
+            return written;
+        } catch (e) {
+            if (previous) void this.confirm(previous);
+            throw e;
+        }
+    }
+
+    // --- confirm ------------------------------------------------------------------------------------------------
+
+    /** Starts (once) the confirmation of `write`: resolves with the read that showed it, or undefined. */
+    confirm(write: Unconfirmed | undefined = this.unconfirmed): Promise<Policy | undefined> {
+        if (!write) return Promise.resolve(undefined);
+        if (write.confirmation) return write.confirmation;
+        const deadline = Date.now() + this.api.requestTimeoutMs;
+        const signal = this.api.signals.waiting;
+        const confirmation = (async (): Promise<Policy | undefined> => {
+            for (let read = 1; ; read++) {
+                const policy = await this.api.read(this.parent, deadline, signal);
+                if (write.shows(policy)) return policy;
+                if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
+                    this.api.warn?.(`the policy of ${this.name} was written, but ${read} re-reads since do not show the change: ` +
+                        "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
+                    return policy;
+                }
+                if (!await sleep(CONFIRM_INTERVAL_MS, signal)) return undefined;
+            }
+        })().catch((e: unknown) => {
+            if (!(e instanceof IamError && e.code === Code.CANCELLED)) {
+                this.api.warn?.(`the policy of ${this.name} was written, but reading it back failed: ${e instanceof Error ? e.message : String(e)}`);
+            }
+            return undefined;
+        }).finally(() => {
+            if (this.unconfirmed === write) this.unconfirmed = undefined;
+        });
+        write.confirmation = confirmation;
+        this.api.track(confirmation);
+        return confirmation;
+    }
+}

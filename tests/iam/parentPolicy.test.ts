@@ -1,0 +1,173 @@
+// The rules of one policy's life (provider/iam/parentPolicy.ts), one test per rule, against an in-memory API
+// that holds a policy and an etag as Google does. The same rules through the real plugin and the emulator are
+// covered by tests/resources/batching.test.ts and the storms in tests/reliability/; these pin each transition.
+
+import { expect } from "chai";
+import { Code, IamError } from "../../provider/iam/errors";
+import { ParentPolicy, PolicyApi } from "../../provider/iam/parentPolicy";
+import { Policy } from "../../provider/iam/policy";
+
+const ROLE = "roles/servicemanagement.serviceConsumer";
+
+/** A policy store with etags, counting calls; `next` answers can be overridden once per call. */
+class FakeApi implements PolicyApi {
+    policy: Policy = { etag: "e0" };
+    serial = 0;
+    calls: string[] = [];
+    warnings: string[] = [];
+    /** Answers for the next writes, in order: an error to throw instead of writing. */
+    refuse: IamError[] = [];
+    /** Reads answer this policy instead of the stored one (IAM's propagation delay), while set. */
+    stale?: Policy;
+    inFlight: Promise<unknown>[] = [];
+    requestTimeoutMs = 5000;
+    requestTimeoutSetting = "cloud:requestTimeout";
+    private reading = new AbortController();
+    private waiting = new AbortController();
+
+    get signals() {
+        return { reading: this.reading.signal, waiting: this.waiting.signal };
+    }
+
+    cancel(): void {
+        this.reading.abort();
+        this.waiting.abort();
+        this.reading = new AbortController();
+        this.waiting = new AbortController();
+    }
+
+    async read(): Promise<Policy> {
+        this.calls.push("read");
+        await tick();
+        return structuredClone(this.stale ?? this.policy);
+    }
+
+    async write(_parent: unknown, policy: Policy): Promise<Policy> {
+        this.calls.push(`write@${policy.etag}`);
+        await tick();
+        const refusal = this.refuse.shift();
+        if (refusal) throw refusal;
+        if (policy.etag !== this.policy.etag) throw new IamError("stale etag", 409, Code.ABORTED);
+        this.policy = { ...structuredClone(policy), etag: `e${++this.serial}` };
+        return structuredClone(this.policy);
+    }
+
+    track(work: Promise<unknown>): void {
+        this.inFlight.push(work);
+    }
+
+    warn(message: string): void {
+        this.warnings.push(message);
+    }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A change adding `member` to ROLE (none when there), and the check that shows it. */
+const add = (member: string) => (p: Policy): Policy | undefined => {
+    const b = (p.bindings ?? []).find((x) => x.role === ROLE);
+    if (b?.members.includes(member)) return undefined;
+    const others = (p.bindings ?? []).filter((x) => x.role !== ROLE);
+    return { ...p, bindings: [...others, { role: ROLE, members: [...(b?.members ?? []), member] }] };
+};
+const has = (member: string) => (p: Policy) => (p.bindings ?? []).some((b) => b.role === ROLE && b.members.includes(member));
+
+describe("one policy's life (ParentPolicy)", function () {
+    this.timeout(20_000);
+    let api: FakeApi;
+    let pp: ParentPolicy;
+    beforeEach(() => {
+        api = new FakeApi();
+        pp = new ParentPolicy({ kind: "service", serviceName: "s.endpoints.p.cloud.goog" }, api);
+    });
+    const members = () => (api.policy.bindings ?? []).flatMap((b) => b.members).sort();
+
+    it("join: a change is answered with Google's answer to its write, before that write is confirmed", async () => {
+        const answer = await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        expect(answer.etag).to.equal("e1");
+        expect(api.calls).to.deep.equal(["read", "write@e0"]); // no read-back yet
+    });
+
+    it("gather: changes that arrive together share one read and one write", async () => {
+        await Promise.all(["a", "b", "c"].map((m) => pp.change(add(`user:${m}@x.com`))));
+        expect(api.calls).to.deep.equal(["read", "write@e0"]);
+        expect(members()).to.deep.equal(["user:a@x.com", "user:b@x.com", "user:c@x.com"]);
+    });
+
+    it("cycle: the next cycle starts from the last answer (no read), and its write confirms the one before", async () => {
+        await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        await pp.change(add("user:b@x.com"), { confirm: has("user:b@x.com") });
+        expect(api.calls).to.deep.equal(["read", "write@e0", "write@e1"]);
+        await sleep(400); // the changes stop (gathering gives up): only the last write is read back
+        expect(api.calls).to.deep.equal(["read", "write@e0", "write@e1", "read"]);
+    });
+
+    it("cycle: a 409 redoes the whole batch from a fresh read", async () => {
+        api.policy = { etag: "e0", bindings: [{ role: "roles/viewer", members: ["user:v@x.com"] }] };
+        api.refuse = [new IamError("another writer got in first", 409, Code.ABORTED)];
+        await pp.change(add("user:a@x.com"));
+        expect(api.calls).to.deep.equal(["read", "write@e0", "read", "write@e0"]);
+        expect(members()).to.deep.equal(["user:a@x.com", "user:v@x.com"]);
+    });
+
+    it("cycle: a 400 on a batch is narrowed down by halves, so only the refused change fails", async () => {
+        api.refuse = [new IamError("bad", 400, Code.INVALID_ARGUMENT), new IamError("bad", 400, Code.INVALID_ARGUMENT)];
+        const results = await Promise.allSettled(["a", "b"].map((m) => pp.change(add(`user:${m}@x.com`))));
+        // The batch of two is refused, then its first half alone; the second half is written.
+        expect(results.map((r) => r.status)).to.deep.equal(["rejected", "fulfilled"]);
+        expect(members()).to.deep.equal(["user:b@x.com"]);
+    });
+
+    it("confirm: a read that comes while a write is unconfirmed waits for the read that shows it", async () => {
+        api.stale = { etag: "e0" };
+        await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        const read = pp.read();
+        await sleep(100);
+        api.stale = undefined; // propagated
+        const policy = await read;
+        expect(has("user:a@x.com")(policy)).to.equal(true);
+        expect(api.calls.filter((c) => c === "read").length).to.be.greaterThan(1);
+    });
+
+    it("confirm: when no read shows the write, the user is warned and reads give what Google holds", async () => {
+        await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        api.stale = { etag: "e9" }; // another writer replaced it
+        const policy = await pp.read();
+        expect(policy.etag).to.equal("e9");
+        expect(api.warnings.join("\n")).to.contain("do not show the change");
+    });
+
+    it("read: concurrent reads share one call; a fresh read does not", async () => {
+        await Promise.all([pp.read(), pp.read(), pp.read()]);
+        expect(api.calls).to.deep.equal(["read"]);
+        await Promise.all([pp.read(), pp.read({ fresh: true })]);
+        expect(api.calls).to.deep.equal(["read", "read", "read"]);
+    });
+
+    it("cancel: changes still gathering fail as cancelled and nothing is written", async () => {
+        const change = pp.change(add("user:a@x.com"));
+        api.cancel();
+        const err = await change.then(() => undefined, (e: unknown) => e);
+        expect(err).to.be.instanceOf(IamError);
+        expect((err as IamError).code).to.equal(Code.CANCELLED);
+        expect(api.calls).to.deep.equal([]);
+    });
+
+    it("cancel: the backoff after a 409 stops at once", async () => {
+        api.refuse = [new IamError("stale", 409, Code.ABORTED)];
+        const started = Date.now();
+        const change = pp.change(add("user:a@x.com"));
+        await sleep(60); // written and refused: now in its backoff (≥ 500 ms)
+        api.cancel();
+        const err = await change.then(() => undefined, (e: unknown) => e);
+        expect((err as IamError).code).to.equal(Code.CANCELLED);
+        expect(Date.now() - started).to.be.below(400);
+    });
+
+    it("join: a change that waits out its request timeout says whether other changes held it up", async () => {
+        api.requestTimeoutMs = 1;
+        const alone = await pp.change(add("user:a@x.com")).then(() => "", (e: Error) => e.message);
+        expect(alone).to.contain("ran out before the change").and.contain("cloud:requestTimeout").and.not.contain("busy");
+    });
+});
