@@ -33,9 +33,10 @@ function typeName(t: TypeSpec): string {
     }
 }
 
-/** Where a check stands: what it found so far, and whether each property's own rule applies. */
+/** Where a check stands: what it found so far, whether each property's own rule applies, and whether undeclared keys fail. */
 interface Run extends Checked<Properties> {
     rules: boolean;
+    strict: boolean;
 }
 
 /** Checks one value against a type; pushes failures, returns whether it matched. */
@@ -65,7 +66,7 @@ function checkType(t: TypeSpec, v: Value, path: string, out: Run): boolean {
 function checkInto(props: Properties, input: PropertyMap, prefix: string, out: Run): boolean {
     const before = out.failures.length;
     for (const key of Object.keys(input)) {
-        if (!(key in props)) {
+        if (out.strict && !(key in props)) {
             const known = Object.keys(props).map((k) => `\`${k}\``).join(", ");
             out.failures.push({
                 property: `${prefix}${key}`,
@@ -95,15 +96,17 @@ function checkInto(props: Properties, input: PropertyMap, prefix: string, out: R
  * Checks a property map against declared properties. `ignore` names keys that may be present without
  * being declared (the engine adds some, e.g. `version` to provider inputs). With `rules` false only the shape
  * is checked (types, required properties), not each property's own rule: for state, which holds what Google
- * wrote rather than what a user typed.
+ * wrote rather than what a user typed. With `strict` false, undeclared keys pass at every depth (an API's
+ * answer may carry fields this package does not know).
  */
 export function checkProperties<P extends Properties>(
     props: P,
     input: PropertyMap,
     ignore: (key: string) => boolean = () => false,
     rules = true,
+    strict = true,
 ): Checked<P> {
-    const out: Run = { values: {} as Values<Properties>, failures: [], unknowns: [], rules };
+    const out: Run = { values: {} as Values<Properties>, failures: [], unknowns: [], rules, strict };
     const considered: PropertyMap = {};
     for (const [k, v] of Object.entries(input)) if (!ignore(k)) considered[k] = v;
     checkInto(props, considered, "", out);

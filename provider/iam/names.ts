@@ -77,7 +77,8 @@ export function parentOf(serviceName: string, consumerProject?: string): Parent 
         : { kind: "consumer", serviceName: check.value, consumerProject };
 }
 
-// Roles and members: the forms IAM accepts in a binding (facts §1, §2). Shared with the emulator.
+// Roles and members: the forms IAM accepts in a binding (facts §1, §2). The emulator keeps its own table of
+// them on purpose (emulator/rules.ts): it is Google's twin, not this package's.
 
 const ROLE = /^(?:roles\/[A-Za-z0-9_.]{1,64}|projects\/[^/\s]+\/roles\/[A-Za-z0-9_.]{1,64}|organizations\/[0-9]+\/roles\/[A-Za-z0-9_.]{1,64})$/;
 const EMAIL = /^[^\s@:]+@[^\s@:]+$/;

@@ -20,7 +20,7 @@
 //   cycle     One read (none when `last` is set: the etag still guards the write), every change applied in
 //             arrival order (each a pure function of the policy: it is run again after a 409 or a split), one
 //             write with the read's etag. A 409 redoes the whole batch from a fresh read after a jittered
-//             backoff (1 s doubling, capped), within the earliest caller's deadline. A 400 on a batch of several
+//             backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch of several
 //             is narrowed down by halves, so only the refused change fails.
 //   wrote     A write accepted on the etag of the unconfirmed write confirms it (the policy was still that
 //             write's when this one landed); otherwise that one is confirmed by reading. The shared read in
@@ -38,6 +38,7 @@
 import { Code, IamError } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
+import { Backoff, RETRY } from "./retry";
 
 /** What a ParentPolicy needs of the fetcher: its calls, budgets, signals and diagnostics. */
 export interface PolicyApi {
@@ -70,9 +71,6 @@ export interface ChangeOptions {
 /** A change to a policy: the policy to write, or undefined when the current one already says what is wanted. */
 export type Change = (current: Policy) => Policy | undefined;
 
-/** Backoff after a 409: 1 s doubling, capped, as Terraform's IAM writers do. */
-const FIRST_BACKOFF_MS = 1000;
-const MAX_BACKOFF_MS = 16_000;
 /** See `gather`. */
 const GATHER_MS = 40;
 const REFILL_MS = 150;
@@ -248,7 +246,7 @@ export class ParentPolicy {
     /** Read once (or start from `last`), apply every change in order, write once; a 409 redoes the whole cycle. */
     private async cycle(batch: Pending[]): Promise<Outcome[]> {
         const deadline = Math.min(...batch.map((p) => p.deadline));
-        let backoff = FIRST_BACKOFF_MS;
+        const backoff = new Backoff(RETRY.conflict);
         for (let conflicts = 0; ; conflicts++) {
             const reuse = conflicts === 0 ? this.last : undefined;
             this.last = undefined;
@@ -291,8 +289,7 @@ export class ParentPolicy {
                 }
                 if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
             }
-            const wait = backoff / 2 + Math.random() * (backoff / 2);
-            backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+            const wait = backoff.next();
             if (Date.now() + wait >= deadline) {
                 throw new IamError(`too many concurrent changes to the policy of ${this.name}: ${conflicts + 1} writes were ` +
                     `refused with 409 ABORTED within the request timeout; retry, or raise ${this.api.requestTimeoutSetting}`,

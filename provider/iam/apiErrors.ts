@@ -1,0 +1,73 @@
+// What an answer of the API means for the person running the deployment: which failure it is (a resource that
+// is gone by Google's word, a URL that is not the API, a denial, a conflict…), in a message that says what to
+// check. Never a token or key (errors.ts redacts what Google wrote).
+
+import { Code, IamError, parseGoogleError, redact } from "./errors";
+import { Parent, parentName } from "./names";
+import { Answer, Transport, Verb } from "./transport";
+
+/** What a message names besides the answer: the credentials used and where the endpoint came from. */
+export interface FailureContext {
+    transport: Transport;
+    credentialsSource: string;
+    endpointSetting: string;
+}
+
+/** A 404 that is not Google's word about the resource: the endpoint is wrong, and the user is told how. */
+function notTheApi(answer: Answer, verb: Verb, parent: Parent, ctx: FailureContext): IamError {
+    const url = ctx.transport.url(parent, verb);
+    const err = parseGoogleError(answer.body);
+    const what = err.message ? `an error that is not about the service: ${redact(err.message)}`
+        : /^\s*</.test(answer.body) ? "a web page" : "a body that is not a Google API error";
+    return new IamError(`${url} answered HTTP 404 with ${what}. That URL is not the Service Management API: check ` +
+        `the endpoint, ${ctx.transport.base.href}, from ${ctx.endpointSetting}. It must be the API's base URL ending in ` +
+        "/v1/, e.g. https://servicemanagement.googleapis.com/v1/ or the URL line the emulator prints",
+    answer.status, Code.FAILED_PRECONDITION);
+}
+
+/** The error for an answer that is neither a success nor to be retried. */
+export function failure(answer: Answer, verb: Verb, parent: Parent, ctx: FailureContext): IamError {
+    const name = parentName(parent);
+    const status = describeStatus(answer);
+    const source = ctx.credentialsSource;
+    const what = parent.kind === "service"
+        ? `service ${JSON.stringify(parent.serviceName)}`
+        : `service ${JSON.stringify(parent.serviceName)} (consumer ${JSON.stringify(parent.consumerProject)})`;
+    const check = parent.kind === "service" ? "serviceName" : "serviceName and consumerProject";
+    switch (answer.status) {
+        case 404:
+            // Google's word that the service or consumer does not exist; any other 404 (an HTML page, a
+            // method the server does not know) means the URL is not the API, and nothing is gone.
+            if (!isNotFoundAbout(parent, answer.body)) return notTheApi(answer, verb, parent, ctx);
+            return new IamError(`${what} was not found (${status}): check ${check}, and that ${source} may see the service`,
+                answer.status, Code.NOT_FOUND);
+        case 403:
+            // Service Management answers a service that does not exist like one the caller may not see.
+            return new IamError(`${what} was not found, or ${source} may not use it: Service Management answers both ` +
+                `with 403 (${status}). Check ${check}; if the service exists, grant servicemanagement.services.${verb} ` +
+                "(e.g. roles/servicemanagement.admin on the producer project)", answer.status, Code.PERMISSION_DENIED);
+        case 401:
+            return new IamError(`the request for ${name} was not authenticated (${status}); credentials used: ${source}. ` +
+                "Check that they are valid and not expired", answer.status, Code.UNAUTHENTICATED);
+        case 409:
+            return new IamError(`the policy of ${name} changed concurrently (${status})`, answer.status, Code.ABORTED);
+        default:
+            return new IamError(`${verb} of ${name} was refused (${status})`, answer.status,
+                answer.status === 400 ? Code.INVALID_ARGUMENT : Code.UNKNOWN);
+    }
+}
+
+/** Whether a 404's body is Google's NOT_FOUND error about this parent (it names the service or the consumer). */
+function isNotFoundAbout(parent: Parent, body: string): boolean {
+    const err = parseGoogleError(body);
+    // A front end's "requested URL … was not found" or "method not found" names the path, not a resource.
+    if (err.status !== "NOT_FOUND" || /requested URL|method not found/i.test(err.message ?? "")) return false;
+    const text = `${err.message ?? ""} ${JSON.stringify(err.details ?? [])}`;
+    return text.includes(parent.serviceName) || (parent.kind === "consumer" && text.includes(parent.consumerProject));
+}
+
+export function describeStatus(answer: Answer): string {
+    const err = parseGoogleError(answer.body);
+    const detail = err.message ? `: ${redact(err.message)}` : "";
+    return `HTTP ${answer.status}${err.status ? ` ${err.status}` : ""}${detail}`;
+}

@@ -1,0 +1,41 @@
+// The retry policy, as data: which answers and network errors are transient, how long to wait between
+// attempts, and how writes that lost a race (409) back off. Every call (fetcher.ts) and every conflict
+// (parentPolicy.ts) follows it; the budget of both is the caller's deadline (`requestTimeout`).
+
+export const RETRY = {
+    /** Answers Google documents as transient. */
+    statuses: new Set([429, 500, 502, 503, 504]),
+    /** Network errors worth another attempt. */
+    network: new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]),
+    /** Network errors that mean a wrong endpoint far more often than a blip: one quick retry, then fail naming it. */
+    unreachable: { ECONNREFUSED: "the connection was refused", ENOTFOUND: "the host name is unknown" } as Record<string, string>,
+    /** Backoff between attempts of one call. */
+    call: { firstMs: 250, maxMs: 8000 },
+    /** Backoff before redoing a read-modify-write refused with 409 ABORTED, as Terraform's IAM writers do. */
+    conflict: { firstMs: 1000, maxMs: 16_000 },
+} as const;
+
+/** Jittered exponential backoff ("equal jitter"): each wait is half the step plus a random half; the step doubles up to a cap. */
+export class Backoff {
+    private step: number;
+
+    constructor(private readonly schedule: { firstMs: number; maxMs: number }) {
+        this.step = schedule.firstMs;
+    }
+
+    /** The next wait, at least `atLeastMs` (what a Retry-After header asks for). */
+    next(atLeastMs = 0): number {
+        const wait = this.step / 2 + Math.random() * (this.step / 2);
+        this.step = Math.min(this.step * 2, this.schedule.maxMs);
+        return Math.max(wait, atLeastMs);
+    }
+}
+
+/** A Retry-After header (seconds, or an HTTP date) in milliseconds; 0 when absent or unreadable. */
+export function retryAfterMs(header: string | undefined): number {
+    if (!header) return 0;
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    const at = Date.parse(header);
+    return Number.isFinite(at) ? Math.max(0, at - Date.now()) : 0;
+}

@@ -1,0 +1,77 @@
+// The HTTP side of the API: one keep-alive agent for the endpoint, the URL of a call, and one POST with its
+// answer. Knows nothing of retries, errors or policies.
+
+import * as http from "http";
+import * as https from "https";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
+import { Parent, parentName } from "./names";
+import { deferredCaOptions } from "./tls";
+
+export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
+
+export type Verb = "getIamPolicy" | "setIamPolicy";
+
+/** An HTTP answer, whatever its status. */
+export interface Answer {
+    status: number;
+    retryAfter?: string;
+    body: string;
+}
+
+export class Transport {
+    private readonly agent: http.Agent;
+
+    /** `base`: the API's base URL, ending in `/`; `userProject`: sent as X-Goog-User-Project. */
+    constructor(readonly base: URL, private readonly userProject?: string) {
+        const agentOptions = { keepAlive: true, maxSockets: 64 };
+        this.agent = base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...deferredCaOptions() }) : new http.Agent(agentOptions);
+    }
+
+    /** Request options for one call, built from the base URL once parsed (no URL parsing per request). */
+    target(parent: Parent, verb: Verb): http.RequestOptions & { path: string } {
+        const segments = parentName(parent).split("/").map(encodeURIComponent).join("/");
+        return {
+            protocol: this.base.protocol,
+            hostname: this.base.hostname.replace(/^\[|\]$/g, ""),
+            port: this.base.port,
+            path: `${this.base.pathname}${segments}:${verb}`,
+        };
+    }
+
+    /** The full URL of a call, for messages. */
+    url(parent: Parent, verb: Verb): string {
+        return `${this.base.origin}${this.target(parent, verb).path}`;
+    }
+
+    /** One POST; `signal` (none for a write once sent) aborts it; rejects on network errors only. */
+    send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer> {
+        const headers: http.OutgoingHttpHeaders = {
+            "Authorization": authorization,
+            "Content-Type": "application/json",
+            "Content-Length": Buffer.byteLength(payload),
+            "User-Agent": USER_AGENT,
+            "Accept": "application/json",
+        };
+        if (this.userProject) headers["X-Goog-User-Project"] = this.userProject;
+        const transport = url.protocol === "https:" ? https : http;
+        return new Promise<Answer>((resolve, reject) => {
+            const req = transport.request({ ...url, method: "POST", headers, agent: this.agent, signal }, (res) => {
+                const chunks: Buffer[] = [];
+                res.on("data", (c: Buffer) => chunks.push(c));
+                res.on("error", reject);
+                res.on("end", () => resolve({
+                    status: res.statusCode ?? 0,
+                    retryAfter: res.headers["retry-after"],
+                    body: Buffer.concat(chunks).toString("utf8"),
+                }));
+            });
+            req.setTimeout(Math.max(1, timeoutMs), () => req.destroy(Object.assign(new Error("request timed out"), { code: "ETIMEDOUT" })));
+            req.on("error", reject);
+            req.end(payload);
+        });
+    }
+
+    close(): void {
+        this.agent.destroy();
+    }
+}
