@@ -3,6 +3,7 @@
 // YAML. The names each SDK uses are derived from the tokens the same way Pulumi's generators derive them, and
 // tests compile the rendered programs against the generated SDKs.
 
+import { parseToken } from "./tokens";
 import { PACKAGE_NAME } from "./version";
 
 /** A value read from an earlier statement: `from`'s property `prop`. */
@@ -48,8 +49,8 @@ export interface Naming {
 const upper = (s: string) => s[0].toUpperCase() + s.slice(1);
 const isRef = (v: ExampleValue): v is Ref => typeof v === "object" && "from" in v;
 const isList = (v: ExampleValue): v is ObjectList => typeof v === "object" && "items" in v;
-const moduleOf = (token: string) => token.split(":")[1].split("/")[0];
-const memberOf = (token: string) => token.split(":")[2];
+const moduleOf = (token: string) => parseToken(token).module;
+const memberOf = (token: string) => parseToken(token).name;
 const q = (s: string) => JSON.stringify(s);
 
 /** Python's snake_case for a camelCase name, as Pulumi's generator makes it (getIAMPolicy → get_iam_policy). */

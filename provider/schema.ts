@@ -7,6 +7,7 @@ import { examplesSection, Naming } from "./examples";
 import { functions } from "./functions";
 import { resources } from "./resources";
 import { ResourceDefinition } from "./resources/resource";
+import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /**
@@ -101,7 +102,7 @@ export function buildSchema(): JsonObject {
             ...(inputs.required ? { requiredInputs: inputs.required } : {}),
             // `Resource.get(name, id, state)`: any part of the state, nothing required (XState in every SDK).
             stateInputs: {
-                description: `Input properties used for looking up and filtering ${r.token.split(":")[2]} resources.`,
+                description: `Input properties used for looking up and filtering ${parseToken(r.token).name} resources.`,
                 properties: outputs.properties,
                 type: "object",
             },

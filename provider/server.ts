@@ -26,6 +26,7 @@ import * as lifecycle from "./resources/lifecycle";
 import { WriteJournal } from "./resources/journal";
 import { Declarations } from "./resources/owners";
 import { ResourceContext, ResourceDefinition } from "./resources/resource";
+import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /** An error carrying the gRPC status to answer with. */
@@ -50,9 +51,8 @@ function listOf(tokens: Iterable<string>): string {
  * `cloud:endpoints/serviceIamMember:ServiceIamMember`; undefined when none (or more than one) fits.
  */
 export function fullTokenFor(token: string, known: Iterable<string>): string | undefined {
-    const parts = token.split(/[:/]/);
-    const member = parts[parts.length - 1].toLowerCase();
-    const fits = [...known].filter((k) => k.split(":")[0] === parts[0] && k.split(":")[2].toLowerCase() === member && k !== token);
+    const wanted = parseToken(token);
+    const fits = [...known].filter((k) => parseToken(k).pkg === wanted.pkg && parseToken(k).name.toLowerCase() === wanted.name.toLowerCase() && k !== token);
     return fits.length === 1 ? fits[0] : undefined;
 }
 

@@ -4,8 +4,9 @@ import { policyProperties } from "../iam/model";
 import { canonicalParts } from "../iam/policy";
 import { defineFunction } from "./function";
 import { adminPolicyStatement, policyDataOutputs } from "./policyRecord";
+import { token } from "../tokens";
 
-const TOKEN = "cloud:organizations/getIAMPolicy:getIAMPolicy";
+const TOKEN = token("organizations", "getIAMPolicy");
 
 export const getIAMPolicy = defineFunction({
     token: TOKEN,

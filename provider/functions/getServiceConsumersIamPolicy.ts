@@ -1,9 +1,10 @@
 import { property, types } from "../define";
 import { parentName, parentOf, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { EXAMPLE_VALUES, lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { EXAMPLE_VALUES, lookupDescription, PARENT_HINT, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { token } from "../tokens";
 
-const TOKEN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
+const TOKEN = token("endpoints", "getServiceConsumersIamPolicy");
 
 export const getServiceConsumersIamPolicy = defineFunction({
     token: TOKEN,
@@ -16,12 +17,12 @@ export const getServiceConsumersIamPolicy = defineFunction({
         ],
     }],
     inputs: {
-        consumerProject: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
+        consumerProject: property(types.string, PARENT_HINT, {
             required: true,
             check: projectIdProblem,
         }),
         serviceName: property(types.string,
-            "The name of the service. Used to find the parent resource to bind the IAM policy to", {
+            `The name of the service. ${PARENT_HINT}`, {
                 required: true,
                 check: serviceNameProblem,
             }),

@@ -1,9 +1,10 @@
 import { property, types } from "../define";
 import { parentName, parentOf, serviceNameProblem } from "../iam/names";
 import { defineFunction } from "./function";
-import { EXAMPLE_VALUES, lookupDescription, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { EXAMPLE_VALUES, lookupDescription, PARENT_HINT, policyRecord, policyRecordOutputs } from "./policyRecord";
+import { token } from "../tokens";
 
-const TOKEN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
+const TOKEN = token("endpoints", "getServiceIamPolicy");
 
 export const getServiceIamPolicy = defineFunction({
     token: TOKEN,
@@ -16,7 +17,7 @@ export const getServiceIamPolicy = defineFunction({
         ],
     }],
     inputs: {
-        serviceName: property(types.string, "Used to find the parent resource to bind the IAM policy to", {
+        serviceName: property(types.string, PARENT_HINT, {
             required: true,
             check: serviceNameProblem,
         }),

@@ -12,6 +12,9 @@ const POLICY_DATA_FORM =
     "condition and sorted; members sorted and deduplicated; empty parts dropped), so equal policies give equal strings.";
 
 /** The values every example uses. */
+/** How Pulumi GCP describes a parent's properties (serviceName, consumerProject), in lookups and resources alike. */
+export const PARENT_HINT = "Used to find the parent resource to bind the IAM policy to";
+
 export const EXAMPLE_VALUES = {
     serviceName: "bookstore.endpoints.example-project.cloud.goog",
     consumerProject: "consumer-project-1",

@@ -4,7 +4,8 @@
 // handles (the TypeScript types below are derived from them, not written again).
 
 import { property, types, Values } from "../define";
-import { memberProblem, roleProblem } from "./names";
+import { MEMBER_FORMS_DOC, memberProblem, roleProblem } from "./names";
+import { typeToken } from "../tokens";
 
 /** The first problem of a list of members, or undefined (members as IAM accepts them in a grant). */
 const membersProblem = (ms: string[]) => ms.map(memberProblem).find((p) => p !== undefined);
@@ -36,11 +37,10 @@ export function conditionType(token: string, subject: "binding" | "grant") {
 }
 
 const bindingProperties = {
-    condition: property(conditionType("cloud:organizations/getIAMPolicyBindingCondition:getIAMPolicyBindingCondition", "binding"),
+    condition: property(conditionType(typeToken("organizations", "getIAMPolicyBindingCondition"), "binding"),
         "An IAM condition for this binding."),
     members: property(types.array(types.string),
-        "The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, " +
-        "`domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.", {
+        `The members granted the role, e.g. ${MEMBER_FORMS_DOC}.`, {
             required: true,
             check: (ms) => (ms.length === 0 ? "give at least one member" : membersProblem(ms)),
         }),
@@ -50,7 +50,7 @@ const bindingProperties = {
 };
 
 export const bindingType = types.object(
-    "cloud:organizations/getIAMPolicyBinding:getIAMPolicyBinding",
+    typeToken("organizations", "getIAMPolicyBinding"),
     "A role granted to a list of members, optionally under a condition.",
     bindingProperties,
 );
@@ -64,7 +64,7 @@ const auditLogConfigProperties = {
 };
 
 export const auditLogConfigType = types.object(
-    "cloud:organizations/getIAMPolicyAuditConfigAuditLogConfig:getIAMPolicyAuditConfigAuditLogConfig",
+    typeToken("organizations", "getIAMPolicyAuditConfigAuditLogConfig"),
     "Which kind of access is logged, and who is exempted.",
     auditLogConfigProperties,
 );
@@ -77,7 +77,7 @@ const auditConfigProperties = {
 };
 
 export const auditConfigType = types.object(
-    "cloud:organizations/getIAMPolicyAuditConfig:getIAMPolicyAuditConfig",
+    typeToken("organizations", "getIAMPolicyAuditConfig"),
     "Audit logging configuration for one service.",
     auditConfigProperties,
 );

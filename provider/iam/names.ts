@@ -86,6 +86,10 @@ const EMAIL = /^[^\s@:]+@[^\s@:]+$/;
 const WORKLOAD_IDENTITY = /^[a-z][a-z0-9-]{4,28}[a-z0-9]\.svc\.id\.goog\[[a-z0-9-]{1,63}\/[a-z0-9.-]{1,253}\]$/;
 const DELETED = /^deleted:(?:(?:user|group|serviceAccount):[^\s@:]+@[^\s@:?]+\?uid=[0-9]+|principal:\/\/\S+)$/;
 
+/** The member forms users write, as the docs list them (MEMBER_FORMS below is the rule, which also takes the rarer forms). */
+export const MEMBER_FORMS_DOC = ["user:{email}", "serviceAccount:{email}", "group:{email}", "domain:{domain}", "principal://…",
+    "principalSet://…", "allUsers", "allAuthenticatedUsers"].map((f) => `\`${f}\``).join(", ");
+
 export const ROLE_FORMS = "a role is roles/NAME, projects/PROJECT/roles/NAME or organizations/ORG/roles/NAME";
 export const MEMBER_FORMS = "a member is user:EMAIL, group:EMAIL, serviceAccount:EMAIL, " +
     "serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA], domain:DOMAIN, principal://…, " +

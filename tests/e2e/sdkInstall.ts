@@ -3,7 +3,6 @@
 // once per test run.
 
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import { tempDir } from "../support/temp";

@@ -145,7 +145,7 @@ export namespace organizations {
          */
         condition?: inputs.organizations.GetIAMPolicyBindingCondition;
         /**
-         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          */
         members: string[];
         /**
@@ -163,7 +163,7 @@ export namespace organizations {
          */
         condition?: pulumi.Input<inputs.organizations.GetIAMPolicyBindingConditionArgs | undefined>;
         /**
-         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          */
         members: pulumi.Input<pulumi.Input<string>[]>;
         /**

@@ -118,7 +118,7 @@ export namespace organizations {
          */
         condition?: outputs.organizations.GetIAMPolicyBindingCondition;
         /**
-         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          */
         members: string[];
         /**

@@ -25,7 +25,7 @@ namespace Pulumi.Cloud.Organizations.Inputs
         private List<string>? _members;
 
         /// <summary>
-        /// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        /// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         /// </summary>
         public List<string> Members
         {

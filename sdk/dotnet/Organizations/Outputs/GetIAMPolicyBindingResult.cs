@@ -21,7 +21,7 @@ namespace Pulumi.Cloud.Organizations.Outputs
         /// </summary>
         public readonly Outputs.GetIAMPolicyBindingConditionResult? Condition;
         /// <summary>
-        /// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        /// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         /// </summary>
         public readonly ImmutableArray<string> Members;
         /// <summary>

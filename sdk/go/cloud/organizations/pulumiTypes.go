@@ -235,7 +235,7 @@ func (o GetIAMPolicyAuditConfigAuditLogConfigArrayOutput) Index(i pulumi.IntInpu
 type GetIAMPolicyBinding struct {
 	// An IAM condition for this binding.
 	Condition *GetIAMPolicyBindingCondition `pulumi:"condition"`
-	// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+	// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
 	Members []string `pulumi:"members"`
 	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
 	Role string `pulumi:"role"`
@@ -256,7 +256,7 @@ type GetIAMPolicyBindingInput interface {
 type GetIAMPolicyBindingArgs struct {
 	// An IAM condition for this binding.
 	Condition GetIAMPolicyBindingConditionPtrInput `pulumi:"condition"`
-	// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+	// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
 	Members pulumi.StringArrayInput `pulumi:"members"`
 	// The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
 	Role pulumi.StringInput `pulumi:"role"`
@@ -319,7 +319,7 @@ func (o GetIAMPolicyBindingOutput) Condition() GetIAMPolicyBindingConditionPtrOu
 	return o.ApplyT(func(v GetIAMPolicyBinding) *GetIAMPolicyBindingCondition { return v.Condition }).(GetIAMPolicyBindingConditionPtrOutput)
 }
 
-// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+// The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
 func (o GetIAMPolicyBindingOutput) Members() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v GetIAMPolicyBinding) []string { return v.Members }).(pulumi.StringArrayOutput)
 }

@@ -136,7 +136,7 @@ class GetIAMPolicyBindingArgsDict(TypedDict):
     """
     members: Sequence[_builtins.str]
     """
-    The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+    The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
     """
     role: _builtins.str
     """
@@ -156,7 +156,7 @@ class GetIAMPolicyBindingArgs:
         """
         A role granted to a list of members, optionally under a condition.
 
-        :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         :param _builtins.str role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
         :param 'GetIAMPolicyBindingConditionArgs' condition: An IAM condition for this binding.
         """
@@ -169,7 +169,7 @@ class GetIAMPolicyBindingArgs:
     @pulumi.getter
     def members(self) -> Sequence[_builtins.str]:
         """
-        The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         """
         return pulumi.get(self, "members")
 

@@ -103,7 +103,7 @@ class GetIAMPolicyBindingResult(dict):
         """
         A role granted to a list of members, optionally under a condition.
 
-        :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        :param Sequence[_builtins.str] members: The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         :param _builtins.str role: The role granted, e.g. `roles/servicemanagement.serviceConsumer`, `projects/{project}/roles/{role}` or `organizations/{org}/roles/{role}`.
         :param 'GetIAMPolicyBindingConditionArgs' condition: An IAM condition for this binding.
         """
@@ -116,7 +116,7 @@ class GetIAMPolicyBindingResult(dict):
     @pulumi.getter
     def members(self) -> Sequence[_builtins.str]:
         """
-        The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+        The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
         """
         return pulumi.get(self, "members")
 

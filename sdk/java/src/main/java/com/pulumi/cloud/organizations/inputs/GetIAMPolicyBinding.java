@@ -37,14 +37,14 @@ public final class GetIAMPolicyBinding extends com.pulumi.resources.InvokeArgs {
     }
 
     /**
-     * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     @Import(name="members", required=true)
     private List<String> members;
 
     /**
-     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     public List<String> members() {
@@ -104,7 +104,7 @@ public final class GetIAMPolicyBinding extends com.pulumi.resources.InvokeArgs {
         }
 
         /**
-         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          * 
          * @return builder
          * 
@@ -115,7 +115,7 @@ public final class GetIAMPolicyBinding extends com.pulumi.resources.InvokeArgs {
         }
 
         /**
-         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          * 
          * @return builder
          * 

@@ -38,14 +38,14 @@ public final class GetIAMPolicyBindingArgs extends com.pulumi.resources.Resource
     }
 
     /**
-     * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     @Import(name="members", required=true)
     private Output<List<String>> members;
 
     /**
-     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     public Output<List<String>> members() {
@@ -115,7 +115,7 @@ public final class GetIAMPolicyBindingArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          * 
          * @return builder
          * 
@@ -126,7 +126,7 @@ public final class GetIAMPolicyBindingArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          * 
          * @return builder
          * 
@@ -136,7 +136,7 @@ public final class GetIAMPolicyBindingArgs extends com.pulumi.resources.Resource
         }
 
         /**
-         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+         * @param members The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
          * 
          * @return builder
          * 

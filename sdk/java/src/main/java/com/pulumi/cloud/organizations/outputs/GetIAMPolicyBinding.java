@@ -20,7 +20,7 @@ public final class GetIAMPolicyBinding {
      */
     private @Nullable GetIAMPolicyBindingCondition condition;
     /**
-     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     private List<String> members;
@@ -39,7 +39,7 @@ public final class GetIAMPolicyBinding {
         return Optional.ofNullable(this.condition);
     }
     /**
-     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `allUsers`, `allAuthenticatedUsers`, `principal://…`, `principalSet://…`.
+     * @return The members granted the role, e.g. `user:{email}`, `serviceAccount:{email}`, `group:{email}`, `domain:{domain}`, `principal://…`, `principalSet://…`, `allUsers`, `allAuthenticatedUsers`.
      * 
      */
     public List<String> members() {
