@@ -87,6 +87,7 @@ mkdir -p dist
 # cache, whose bytes V8 does not make deterministic.
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2020-01-01T00:00:00Z)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" \
-    -C "$stage" -cf - . | gzip -n -9 > "$out.tmp"
-mv -f "$out.tmp" "$out"
+    -C "$stage" -cf - . | gzip -n -9 > "$out.$$.tmp"
+# Renamed into place whole: test processes running side by side may build it at the same time.
+mv -f "$out.$$.tmp" "$out"
 echo "$out"

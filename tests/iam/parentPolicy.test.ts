@@ -158,7 +158,9 @@ describe("one policy's life (ParentPolicy)", function () {
         api.refuse = [new IamError("stale", 409, Code.ABORTED)];
         const started = Date.now();
         const change = pp.change(add("user:a@x.com"));
-        await sleep(60); // written and refused: now in its backoff (≥ 500 ms)
+        // Written and refused: then in its backoff (≥ 500 ms).
+        while (!api.calls.includes("write@e0")) await sleep(5);
+        await sleep(20);
         api.cancel();
         const err = await change.then(() => undefined, (e: unknown) => e);
         expect((err as IamError).code).to.equal(Code.CANCELLED);
