@@ -1,4 +1,4 @@
-// Never lose a grant, never drop state: the rules of issue "never lose a grant" over the protocol, with the real
+// Never lose a grant, never drop state: those rules over the protocol, with the real
 // plugin process against the emulator. The same cases run through the real CLI and YAML host in
 // tests/e2e/grants.test.ts; these are the fast ones, for `npm test` without the tools.
 
