@@ -83,21 +83,28 @@ const isEntry = (e: unknown): e is Entry =>
 export class Declarations {
     private readonly byUrn = new Map<string, Claim>();
     private readonly warned = new Set<string>();
-    private shared?: ProcessFiles<Entry>;
+    private engineAddress?: string;
+    private files?: ProcessFiles<Entry>;
 
     /**
      * Shares this process's declarations with the other plugin processes of the same engine. Without it (no
-     * engine: tests, a debugger) declarations stay in the process.
+     * engine: tests, a debugger) declarations stay in the process. The folder is opened on first use, not at
+     * start-up: a deployment that declares nothing never touches it.
      */
     share(engineAddress: string | undefined): void {
-        if (!engineAddress || this.shared) return;
-        this.shared = new ProcessFiles<Entry>(sharedFolder(engineAddress));
+        this.engineAddress ??= engineAddress;
+    }
+
+    private get shared(): ProcessFiles<Entry> | undefined {
+        if (this.files || !this.engineAddress) return this.files;
+        this.files = new ProcessFiles<Entry>(sharedFolder(this.engineAddress));
         try {
             removeStaleFolders();
         } catch {
             // clutter in the temporary folder, nothing more
         }
-        for (const [urn, claim] of this.byUrn) this.shared.append({ urn, claim });
+        for (const [urn, claim] of this.byUrn) this.files.append({ urn, claim }); // declared before the engine was known
+        return this.files;
     }
 
     /** The other processes' declarations (the last line per URN wins). */
@@ -112,8 +119,9 @@ export class Declarations {
      * that fight over a grant, a role or the whole policy.
      */
     declare(urn: string, claim: Claim): Notice[] {
+        const shared = this.shared; // opening it writes what byUrn holds so far
         this.byUrn.set(urn, claim);
-        this.shared?.append({ urn, claim });
+        shared?.append({ urn, claim });
         const notices: Notice[] = [];
         for (const [other, theirs] of this.byUrn) {
             if (other === urn || theirs.parent !== claim.parent) continue;
@@ -149,7 +157,7 @@ export class Declarations {
 
     /** Removes this process's shared file (the folder too, once empty). */
     close(): void {
-        this.shared?.close();
+        this.files?.close();
     }
 }
 
