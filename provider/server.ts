@@ -52,7 +52,10 @@ function listOf(tokens: Iterable<string>): string {
  */
 export function fullTokenFor(token: string, known: Iterable<string>): string | undefined {
     const wanted = parseToken(token);
-    const fits = [...known].filter((k) => parseToken(k).pkg === wanted.pkg && parseToken(k).name.toLowerCase() === wanted.name.toLowerCase() && k !== token);
+    const fits = [...known].filter((k) => {
+        const t = parseToken(k);
+        return t.pkg === wanted.pkg && t.name.toLowerCase() === wanted.name.toLowerCase() && k !== token;
+    });
     return fits.length === 1 ? fits[0] : undefined;
 }
 
@@ -290,7 +293,9 @@ export class Provider {
         return { iam: () => this.iam() };
     }
 
+    /** What a resource operation on `urn` may use; the journal hears of the stack first (see seen()). */
     private resourceContext(urn: string): ResourceContext {
+        this.seen(urn);
         return {
             iam: () => this.iam(),
             urn,
@@ -327,14 +332,12 @@ export class Provider {
     }
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
-        this.seen(req.getUrn());
         const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
         if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
     async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
-        this.seen(req.getUrn());
         const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
@@ -345,14 +348,12 @@ export class Provider {
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        this.seen(req.getUrn());
         const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
         if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
-        this.seen(req.getUrn());
         await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.resourceContext(req.getUrn()));
         this.changed = true;
         return new Empty();

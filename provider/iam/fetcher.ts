@@ -108,17 +108,23 @@ export class IamFetcher {
         return this.options.settings?.endpoint ?? "cloud:serviceManagementCustomEndpoint";
     }
 
-    /** The life of one parent's policy in this process (parentPolicy.ts). */
-    private policy(parent: Parent): ParentPolicy {
+    /**
+     * Runs `use` on the life of one parent's policy in this process (parentPolicy.ts), and forgets that life once
+     * it is idle again: a plugin that reads thousands of parents keeps only those with work under way.
+     */
+    private withPolicy<T>(parent: Parent, use: (p: ParentPolicy) => Promise<T>): Promise<T> {
         const name = parentName(parent);
         let p = this.policies.get(name);
         if (!p) this.policies.set(name, (p = new ParentPolicy(parent, this.api)));
-        return p;
+        const policy = p;
+        return use(policy).finally(() => {
+            if (policy.idle && this.policies.get(name) === policy) this.policies.delete(name);
+        });
     }
 
     /** A parent's policy at version 3, as ParentPolicy.read gives it (`fresh`: a read that starts now). */
     getIamPolicy(parent: Parent, opts: { fresh?: boolean } = {}): Promise<Policy> {
-        return this.policy(parent).read(opts);
+        return this.withPolicy(parent, (p) => p.read(opts));
     }
 
     /**
@@ -126,7 +132,7 @@ export class IamFetcher {
      * answer to the write, or the policy as read when nothing needed changing.
      */
     modify(parent: Parent, change: Change, opts?: ChangeOptions): Promise<Policy> {
-        return this.policy(parent).change(change, opts);
+        return this.withPolicy(parent, (p) => p.change(change, opts));
     }
 
     /** What a ParentPolicy uses: the two calls, the budgets, the current signals, the in-flight set. */
