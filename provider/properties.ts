@@ -63,3 +63,18 @@ export function unwrapMap(map: PropertyMap): { values: PropertyMap; secrets: Set
     }
     return { values, secrets, unknowns };
 }
+
+/** A JSON value from a typed record (a handler's outputs): undefined entries are left out, anything not JSON is an error. */
+export function toValue(v: unknown): Value {
+    if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+    if (typeof v === "number" && Number.isFinite(v)) return v;
+    if (Array.isArray(v)) return v.map(toValue);
+    if (typeof v === "object") return toPropertyMap(v);
+    throw new Error(`not a JSON value: ${typeof v}`);
+}
+
+export function toPropertyMap(record: object): PropertyMap {
+    const out: PropertyMap = {};
+    for (const [k, e] of Object.entries(record)) if (e !== undefined) out[k] = toValue(e);
+    return out;
+}

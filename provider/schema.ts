@@ -6,7 +6,7 @@ import { ObjectTypeDefinition, Properties, Property, TypeSpec } from "./define";
 import { examplesSection, Naming } from "./examples";
 import { functions } from "./functions";
 import { resources } from "./resources";
-import { ResourceDefinition } from "./resources/resource";
+import { Resource } from "./resources/lifecycle";
 import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
@@ -66,7 +66,7 @@ export function naming(): Naming {
 }
 
 /** A resource's `## Import` section: what the ID is, and a `pulumi import` command (full token) per accepted form. */
-function importSection(r: ResourceDefinition): string {
+function importSection(r: Resource): string {
     const name = r.examples.flatMap((e) => e.program).find((s) => s.kind === "resource" && s.token === r.token)?.name ?? "imported";
     return [
         "## Import",

@@ -20,12 +20,12 @@ import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
 import { bounded, fetcherOptions, IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
-import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
+import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
-import * as lifecycle from "./resources/lifecycle";
+import { Resource } from "./resources/lifecycle";
 import { WriteJournal } from "./resources/journal";
 import { Declarations } from "./resources/owners";
-import { ResourceContext, ResourceDefinition } from "./resources/resource";
+import { ResourceContext } from "./resources/resource";
 import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
@@ -85,17 +85,9 @@ function toMap(s: Struct | undefined): PropertyMap {
     return (s?.toJavaScript() ?? {}) as PropertyMap;
 }
 
-/** Drops undefined fields (a Struct cannot hold them) without a JSON round trip. */
-function defined(v: unknown): Value {
-    if (Array.isArray(v)) return v.map(defined);
-    if (typeof v !== "object" || v === null) return v as Value;
-    const out: PropertyMap = {};
-    for (const [k, e] of Object.entries(v)) if (e !== undefined) out[k] = defined(e);
-    return out;
-}
-
 function toStruct(value: object): Struct {
-    return Struct.fromJavaScript(defined(value) as PropertyMap);
+    // Undefined fields are left out (a Struct cannot hold them).
+    return Struct.fromJavaScript(toPropertyMap(value));
 }
 
 function failuresOf(failures: Failure[]): pb.CheckFailure[] {
@@ -253,7 +245,7 @@ export class Provider {
             }
             return res.setReturn(toStruct(unknown));
         }
-        const result = (await fn.invoke(checked.values, this.context())) as Record<string, Value>;
+        const result = toPropertyMap(await fn.invoke(checked.values, this.context()));
         // Outputs computed from a secret argument stay secret.
         if (secret) for (const k of Object.keys(result)) result[k] = makeSecret(result[k]);
         return res.setReturn(toStruct(result));
@@ -274,13 +266,22 @@ export class Provider {
         await (this.fetcher?.drain() ?? Promise.resolve());
     }
 
+    /** No mappings: this package converts no other tool's programs. */
+    getMapping(): pb.GetMappingResponse {
+        return new pb.GetMappingResponse();
+    }
+
+    getMappings(): pb.GetMappingsResponse {
+        return new pb.GetMappingsResponse();
+    }
+
     cancel(): Empty {
         this.fetcher?.cancelAll();
         return new Empty();
     }
 
     /** The definition of a resource type; the provider's own type and unknown types are errors that say so. */
-    private resource(type: string): ResourceDefinition {
+    private resource(type: string): Resource {
         const def = resourcesByToken.get(type);
         if (def) return def;
         if (type === PROVIDER_TYPE) {
@@ -308,7 +309,7 @@ export class Provider {
     check(req: pb.CheckRequest): pb.CheckResponse {
         this.seen(req.getUrn());
         const def = this.resource(typeOf(req));
-        const { inputs, failures, claim } = lifecycle.check(def, toMap(req.getNews()));
+        const { inputs, failures, claim } = def.check(toMap(req.getNews()));
         // Check sees every resource of the program on every preview and update: resources that fight over a
         // grant, a role or a whole policy are told so, each on its own resource (once per pair).
         if (claim) for (const n of this.declarations.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
@@ -318,7 +319,7 @@ export class Provider {
     diff(req: pb.DiffRequest): pb.DiffResponse {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        const d = lifecycle.diff(def, olds, toMap(req.getNews()));
+        const d = def.diff(olds, toMap(req.getNews()));
         const res = new pb.DiffResponse()
             .setChanges(d.changed.length ? pb.DiffResponse.DiffChanges.DIFF_SOME : pb.DiffResponse.DiffChanges.DIFF_NONE)
             .setDiffsList(d.changed).setReplacesList(d.replaces).setDeletebeforereplace(d.deleteBeforeReplace)
@@ -332,13 +333,13 @@ export class Provider {
     }
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
-        const r = await lifecycle.create(this.resource(typeOf(req)), toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
+        const r = await this.resource(typeOf(req)).create(toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
         if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
     async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
-        const r = await lifecycle.read(this.resource(typeOf(req)), req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
+        const r = await this.resource(typeOf(req)).read(req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
         this.journal.recorded(req.getUrn());
@@ -348,13 +349,13 @@ export class Provider {
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        const properties = await lifecycle.update(def, olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
+        const properties = await def.update(olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
         if (!req.getPreview()) this.recorded(req.getUrn());
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
-        await lifecycle.remove(this.resource(typeOf(req)), toMap(req.getProperties()), this.resourceContext(req.getUrn()));
+        await this.resource(typeOf(req)).delete(toMap(req.getProperties()), this.resourceContext(req.getUrn()));
         this.changed = true;
         return new Empty();
     }
@@ -397,27 +398,18 @@ function unary<Req, Res>(log: Logger, name: string, fn: Handler<Req, Res>): grpc
     };
 }
 
-/** The gRPC service implementation for a provider (methods not listed answer UNIMPLEMENTED). */
+/**
+ * The gRPC service implementation: every unary RPC of the protocol for which Provider has a method of the same
+ * name (so a Provider method is named for its RPC and nothing else is); the others answer UNIMPLEMENTED.
+ */
 export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImplementation {
-    return {
-        handshake: unary(log, "Handshake", (r: pb.ProviderHandshakeRequest) => p.handshake(r)),
-        attach: unary(log, "Attach", (r: pluginPb.PluginAttach) => p.attach(r)),
-        getPluginInfo: unary(log, "GetPluginInfo", () => p.getPluginInfo()),
-        getSchema: unary(log, "GetSchema", (r: pb.GetSchemaRequest) => p.getSchema(r)),
-        checkConfig: unary(log, "CheckConfig", (r: pb.CheckRequest) => p.checkConfig(r)),
-        diffConfig: unary(log, "DiffConfig", (r: pb.DiffRequest) => p.diffConfig(r)),
-        configure: unary(log, "Configure", (r: pb.ConfigureRequest) => p.configure(r)),
-        invoke: unary(log, "Invoke", (r: pb.InvokeRequest) => p.invoke(r)),
-        cancel: unary(log, "Cancel", () => p.cancel()),
-        check: unary(log, "Check", (r: pb.CheckRequest) => p.check(r)),
-        diff: unary(log, "Diff", (r: pb.DiffRequest) => p.diff(r)),
-        create: unary(log, "Create", (r: pb.CreateRequest) => p.create(r)),
-        read: unary(log, "Read", (r: pb.ReadRequest) => p.read(r)),
-        update: unary(log, "Update", (r: pb.UpdateRequest) => p.update(r)),
-        delete: unary(log, "Delete", (r: pb.DeleteRequest) => p.delete(r)),
-        getMapping: unary(log, "GetMapping", () => new pb.GetMappingResponse()),
-        getMappings: unary(log, "GetMappings", () => new pb.GetMappingsResponse()),
-    };
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(ResourceProviderService)) {
+        const handler: unknown = Reflect.get(p, name);
+        if (method.requestStream || method.responseStream || typeof handler !== "function") continue;
+        impl[name] = unary(log, method.path.split("/").pop() ?? name, (req: unknown): unknown => handler.call(p, req));
+    }
+    return impl;
 }
 
 /** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */

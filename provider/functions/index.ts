@@ -3,11 +3,10 @@
 
 import { FunctionDefinition } from "./function";
 import { getIAMPolicy } from "./getIAMPolicy";
-import { getServiceConsumersIamPolicy } from "./getServiceConsumersIamPolicy";
-import { getServiceIamPolicy } from "./getServiceIamPolicy";
+import { policyLookup } from "./lookup";
 
 export const functions: readonly FunctionDefinition[] = [
-    getServiceIamPolicy,
-    getServiceConsumersIamPolicy,
+    policyLookup("service"),
+    policyLookup("consumer"),
     getIAMPolicy,
 ];

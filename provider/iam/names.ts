@@ -53,6 +53,11 @@ export type Parent =
     | { kind: "service"; serviceName: string }
     | { kind: "consumer"; serviceName: string; consumerProject: string };
 
+export type ParentKind = Parent["kind"];
+
+/** Names as Pulumi GCP spells them: `Service…` for a service, `Consumers…` for a consumer. */
+export const PREFIX: Record<ParentKind, string> = { service: "Service", consumer: "Consumers" };
+
 /** The resource name of a parent, as the API and Terraform's IDs spell it (unencoded). */
 export function parentName(parent: Parent): string {
     return parent.kind === "service"
@@ -68,13 +73,14 @@ function brokenRule(check: NameCheck): string | undefined {
     return check.ok ? undefined : check.rule;
 }
 
-/** The parent a (checked) service name and optional consumer project address. */
-export function parentOf(serviceName: string, consumerProject?: string): Parent {
+/**
+ * The parent a service name and consumer project address, the service name in the form the API takes. Names
+ * that break the input rules (state holds what Google wrote) are taken as given.
+ */
+export function parentOf(kind: ParentKind, serviceName: string, consumerProject = ""): Parent {
     const check = checkServiceName(serviceName);
-    if (!check.ok) throw new Error(check.rule);
-    return consumerProject === undefined
-        ? { kind: "service", serviceName: check.value }
-        : { kind: "consumer", serviceName: check.value, consumerProject };
+    const service = check.ok ? check.value : serviceName;
+    return kind === "service" ? { kind, serviceName: service } : { kind, serviceName: service, consumerProject };
 }
 
 // Roles and members: the forms IAM accepts in a binding (facts §1, §2). The emulator keeps its own table of
@@ -86,14 +92,39 @@ const EMAIL = /^[^\s@:]+@[^\s@:]+$/;
 const WORKLOAD_IDENTITY = /^[a-z][a-z0-9-]{4,28}[a-z0-9]\.svc\.id\.goog\[[a-z0-9-]{1,63}\/[a-z0-9.-]{1,253}\]$/;
 const DELETED = /^deleted:(?:(?:user|group|serviceAccount):[^\s@:]+@[^\s@:?]+\?uid=[0-9]+|principal:\/\/\S+)$/;
 
-/** The member forms users write, as the docs list them (MEMBER_FORMS below is the rule, which also takes the rarer forms). */
-export const MEMBER_FORMS_DOC = ["user:{email}", "serviceAccount:{email}", "group:{email}", "domain:{domain}", "principal://…",
-    "principalSet://…", "allUsers", "allAuthenticatedUsers"].map((f) => `\`${f}\``).join(", ");
+/**
+ * The member forms IAM accepts in a binding, stated once: the kinds (a bare name, or `kind:` and a value),
+ * how the input rule names each, how the docs show the common ones, the test of the value, and whether IAM
+ * compares the value without regard to letter case (emails and domains).
+ */
+const MEMBER_KINDS: readonly {
+    kinds: readonly string[];
+    rule: string;
+    doc?: string;
+    /** The test of the value after `kind:`; none for a bare kind (allUsers). */
+    valid?(value: string): boolean;
+    caseFree?: boolean;
+}[] = [
+    { kinds: ["user"], rule: "user:EMAIL", doc: "user:{email}", valid: (v) => EMAIL.test(v), caseFree: true },
+    { kinds: ["serviceAccount"], rule: "serviceAccount:EMAIL, serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA]", doc: "serviceAccount:{email}",
+        valid: (v) => EMAIL.test(v) || WORKLOAD_IDENTITY.test(v), caseFree: true },
+    { kinds: ["group"], rule: "group:EMAIL", doc: "group:{email}", valid: (v) => EMAIL.test(v), caseFree: true },
+    { kinds: ["domain"], rule: "domain:DOMAIN", doc: "domain:{domain}", valid: (v) => /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(v) && v.includes("."), caseFree: true },
+    { kinds: ["principal"], rule: "principal://…", doc: "principal://…", valid: (v) => v.startsWith("//") && v.length > 2 && !/\s/.test(v) },
+    { kinds: ["principalSet"], rule: "principalSet://…", doc: "principalSet://…", valid: (v) => v.startsWith("//") && v.length > 2 && !/\s/.test(v) },
+    { kinds: ["allUsers"], rule: "allUsers", doc: "allUsers" },
+    { kinds: ["allAuthenticatedUsers"], rule: "allAuthenticatedUsers", doc: "allAuthenticatedUsers" },
+    { kinds: ["projectOwner", "projectEditor", "projectViewer"], rule: "projectOwner:/projectEditor:/projectViewer:PROJECT",
+        valid: (v) => v.length > 0 && !/\s/.test(v) },
+];
+
+/** The member forms users write, as the docs list them (MEMBER_FORMS is the rule, which also takes the rarer forms). */
+export const MEMBER_FORMS_DOC = MEMBER_KINDS.flatMap((k) => (k.doc ? [`\`${k.doc}\``] : [])).join(", ");
 
 export const ROLE_FORMS = "a role is roles/NAME, projects/PROJECT/roles/NAME or organizations/ORG/roles/NAME";
-export const MEMBER_FORMS = "a member is user:EMAIL, group:EMAIL, serviceAccount:EMAIL, " +
-    "serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA], domain:DOMAIN, principal://…, " +
-    "principalSet://…, allUsers, allAuthenticatedUsers or projectOwner:/projectEditor:/projectViewer:PROJECT";
+export const MEMBER_FORMS = `a member is ${MEMBER_KINDS.slice(0, -1).map((k) => k.rule).join(", ")} or ${MEMBER_KINDS[MEMBER_KINDS.length - 1].rule}`;
+
+const kindOf = (kind: string) => MEMBER_KINDS.find((k) => k.kinds.includes(kind));
 
 export function isValidRole(role: string): boolean {
     return ROLE.test(role) && !role.includes("_withcond_");
@@ -104,30 +135,11 @@ export function isValidRole(role: string): boolean {
  * returns, but a configuration must not grant to them (Terraform refuses them too).
  */
 export function isValidMember(m: string, opts: { allowDeleted?: boolean } = {}): boolean {
-    if (m === "allUsers" || m === "allAuthenticatedUsers") return true;
+    if (m.startsWith("deleted:")) return opts.allowDeleted === true && DELETED.test(m);
     const colon = m.indexOf(":");
-    if (colon <= 0) return false;
-    const rest = m.slice(colon + 1);
-    switch (m.slice(0, colon)) {
-        case "serviceAccount":
-            return EMAIL.test(rest) || WORKLOAD_IDENTITY.test(rest);
-        case "user":
-        case "group":
-            return EMAIL.test(rest);
-        case "domain":
-            return /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(rest) && rest.includes(".");
-        case "principal":
-        case "principalSet":
-            return rest.startsWith("//") && rest.length > 2 && !/\s/.test(rest);
-        case "projectOwner":
-        case "projectEditor":
-        case "projectViewer":
-            return rest.length > 0 && !/\s/.test(rest);
-        case "deleted":
-            return opts.allowDeleted === true && DELETED.test(m);
-        default:
-            return false;
-    }
+    const known = kindOf(colon < 0 ? m : m.slice(0, colon));
+    if (!known) return false;
+    return known.valid ? colon > 0 && known.valid(m.slice(colon + 1)) : colon < 0;
 }
 
 /** The rule a role breaks, or undefined. */
@@ -148,15 +160,13 @@ export function memberProblem(member: string): string | undefined {
     return isValidMember(member) ? undefined : `${JSON.stringify(member)} is not a valid member: ${MEMBER_FORMS}`;
 }
 
-/** Member kinds whose value IAM compares without regard to letter case (emails and domains; also when deleted). */
-const CASE_FREE = /^(?:deleted:)?(?:user|group|serviceAccount|domain):/;
-
 /**
  * A member's identity as IAM compares it: email addresses and domains in lower case (IAM stores them so and
- * ignores their case), everything else — `principal://` identifiers above all — exactly as written.
+ * ignores their case, deleted or not), everything else — `principal://` identifiers above all — exactly as written.
  */
 export function memberKey(member: string): string {
-    return CASE_FREE.test(member) ? member.toLowerCase() : member;
+    const kind = member.replace(/^deleted:/, "").split(":")[0];
+    return kindOf(kind)?.caseFree && member.includes(":") ? member.toLowerCase() : member;
 }
 
 export function sameMember(a: string, b: string): boolean {

@@ -1,33 +1,35 @@
-// What a Binding and a Member share: the role, the optional condition, how a policy's binding is matched to
-// them, their IDs, and how a change to their members is shown (members[i], not positions).
+// The grant resources: a Binding (authoritative for the members of one role and condition) and a Member (one
+// member of one role and condition, leaving the rest alone) are one declaration, grantResource, made twice
+// per parent (binding.ts, member.ts say only what differs). Here: their shared inputs (parent, role,
+// condition), how a policy's bindings are matched to them, their IDs, their writes, reads and deletes, and how a
+// change to their members is shown (members[i], not positions).
 
-import { property, types } from "../define";
-import { memberKey, Parent, parentName, roleProblem } from "../iam/names";
+import { property, Properties, types, Values } from "../define";
+import type { ExampleArgs } from "../examples";
+import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
-import { Binding, canonicalCondition, Condition } from "../iam/policy";
-import { KEEPS, ParentKind, parentProperties } from "./parent";
-import { typeToken } from "../tokens";
-import { PathChange } from "./resource";
-
-/** The condition type of a resource, under the token Pulumi GCP gives it (`<Resource>Condition`). */
-export const resourceConditionType = (resource: string) =>
-    conditionType(typeToken("endpoints", `${resource}Condition`), "grant");
+import { Grant, grantKey, grantsOf } from "../iam/grants";
+import { memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
+import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
+import { token, typeToken } from "../tokens";
+import { defineResource, Resource } from "./lifecycle";
+import {
+    etagOutput, exampleIds, importText, KEEPS, ParentInputs, parentInputs, parentOf, parentProperties, parseParent,
+    readOrGone, reportKept, unlessGone,
+} from "./parent";
+import { PathChange, ResourceContext } from "./resource";
 
 /** A condition compared by meaning; null for none (for Diff and for matching a resource's own grant). */
 export function conditionOf(c: Condition | undefined): Condition | null {
     return c ? canonicalCondition(c) : null;
 }
 
-/** Whether a binding is the one a resource owns: same role, same condition (by title only for an import). */
+/** Whether a binding is of a resource's role and condition (the condition by title only, for an import). */
 export function sameGrant(b: Binding, role: string, condition: Condition | undefined): boolean {
     if (b.role !== role) return false;
     if (!condition || !b.condition) return !condition && !b.condition;
     if (condition.expression === "") return b.condition.title === condition.title;
     return JSON.stringify(conditionOf(b.condition)) === JSON.stringify(conditionOf(condition));
-}
-
-export function withoutGrant(bindings: Binding[] | undefined, role: string, condition: Condition | undefined): Binding[] {
-    return (bindings ?? []).filter((b) => !sameGrant(b, role, condition));
 }
 
 /** Members as IAM tells them apart, sorted and deduplicated: what Diff and confirmation compare. */
@@ -55,12 +57,12 @@ export function grantId(parent: Parent, parts: (string | undefined)[]): string {
     return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
 }
 
-
 /** What a Binding and a Member share: the parent, the role, and an optional condition (each replaces). */
 export function grantProperties(kind: ParentKind, resource: string, conditionMeaning: string) {
     const parent = parentProperties();
     return {
-        condition: property(resourceConditionType(resource), `An IAM condition: ${conditionMeaning}.`, { replaceOnChanges: true }),
+        condition: property(conditionType(typeToken("endpoints", `${resource}Condition`), "grant"),
+            `An IAM condition: ${conditionMeaning}.`, { replaceOnChanges: true }),
         ...(kind === "consumer" ? { consumerProject: parent.consumerProject } : {}),
         role: property(types.string, "The role granted, e.g. `roles/servicemanagement.serviceConsumer`.", {
             required: true, replaceOnChanges: true, check: roleProblem,
@@ -69,9 +71,167 @@ export function grantProperties(kind: ParentKind, resource: string, conditionMea
     };
 }
 
+/** What a grant resource declares of its parent's policy. */
+export interface Declared {
+    parent: Parent;
+    role: string;
+    condition?: Condition;
+    members: readonly string[];
+}
+
+/** The inputs a Binding and a Member share. */
+type GrantInputs = ReturnType<typeof grantProperties>;
+/** The inputs of a grant resource whose members' property is M. */
+type In<M extends Properties> = Values<GrantInputs & M>;
+
+/** What makes a Binding a Binding and a Member a Member (M: its members' property); everything else is grantResource's. */
+export interface GrantForm<M extends Properties> {
+    /** After the parent's prefix: `IamBinding`, `IamMember`. */
+    readonly suffix: string;
+    /**
+     * Authoritative: the role's (and condition's) members are exactly the declared ones, and a Delete removes them
+     * all. Otherwise the declared members are added to the role, the others left alone, and a Delete removes only
+     * the declared ones. An authoritative resource's ID has no member; the other's names its member.
+     */
+    readonly authoritative: boolean;
+    /** The members' own property, beside the parent, role and condition. */
+    readonly members: M;
+    /** What the condition means for this resource ("the member holds the role under this condition only"). */
+    readonly conditionMeaning: string;
+    declared(inputs: In<M>): Declared;
+    /** The inputs for a parent, role, members and condition (from an import ID, or what a read found). */
+    make(parent: ParentInputs, role: string, members: string[], condition: Condition | undefined): In<M>;
+    /** The description's first sentences; `subject` names the parent ("a service", …). */
+    summary(subject: string): string;
+    /** The example's title and its members' argument. */
+    readonly example: { readonly title: string; readonly args: ExampleArgs };
+    /** The import ID's parts after the parent, for the docs. */
+    readonly importParts: string;
+    grantChanges?(property: keyof (GrantInputs & M) & string, olds: In<M>, news: In<M>): PathChange[] | undefined;
+}
 
 export const CONDITION_TITLE = "expires-2030";
 
-export const NOT_WITH_POLICY = `${KEEPS} Do not combine it with the Policy resource of the same parent, which owns the whole ` +
-    "policy and would remove this grant on every update (the plugin warns).";
-
+export function grantResource<M extends Properties>(kind: ParentKind, form: GrantForm<M>): Resource {
+    const name = `${PREFIX[kind]}${form.suffix}`;
+    const inputs: GrantInputs & M = { ...grantProperties(kind, name, form.conditionMeaning), ...form.members };
+    const resourceToken = token("endpoints", name);
+    const grantOf = (d: Declared, member: string): Grant => ({ role: d.role, member, ...(d.condition ? { condition: d.condition } : {}) });
+    /** The members of the resource's role and condition that the resource owns: all of them, or the declared ones. */
+    const owns = (d: Declared, member: string) => form.authoritative || d.members.some((m) => sameMember(m, member));
+    /** The members of the resource's role and condition in a policy, as IAM compares them. */
+    const held = (d: Declared, p: Policy) =>
+        memberKeys((p.bindings ?? []).filter((b) => sameGrant(b, d.role, d.condition)).flatMap((b) => b.members));
+    /** Whether a policy holds what the resource declares. */
+    const holds = (d: Declared, p: Policy) => {
+        const have = held(d, p);
+        const want = memberKeys(d.members);
+        return form.authoritative ? JSON.stringify(have) === JSON.stringify(want) : want.every((m) => have.includes(m));
+    };
+    /**
+     * The policy with the declared members given the role. A Binding's role and condition become one binding of
+     * exactly its members, last (as Terraform writes it); a Member is folded into the first binding of its role
+     * and condition, merging the duplicates Google may hold (as Terraform does), or a new binding last.
+     */
+    const granted = (d: Declared, p: Policy): Policy => {
+        const bindings = p.bindings ?? [];
+        const mine = bindings.filter((b) => sameGrant(b, d.role, d.condition));
+        const rest = bindings.filter((b) => !mine.includes(b));
+        const own = { role: d.role, ...(d.condition ? { condition: d.condition } : {}) };
+        if (form.authoritative) return { ...p, bindings: [...rest, { ...own, members: [...new Set(d.members)].sort() }] };
+        const binding: Binding = { ...(mine[0] ?? own), members: [...new Set([...mine.flatMap((b) => b.members), ...d.members])] };
+        const at = mine.length ? bindings.indexOf(mine[0]) : bindings.length;
+        return { ...p, bindings: [...rest.slice(0, at), binding, ...rest.slice(at)] };
+    };
+    const write = async (i: In<M>, ctx: ResourceContext) => {
+        const d = form.declared(i);
+        const policy = await ctx.iam().modify(d.parent, (current) => (holds(d, current) ? undefined : granted(d, current)), {
+            record: ctx.wrote,
+            confirm: (p) => holds(d, p),
+        });
+        return { etag: policy.etag ?? "" };
+    };
+    const idForm = `<parent> <role>${form.authoritative ? "" : " <member>"} [condition title]`;
+    const exampleMember = form.authoritative ? [] : [EXAMPLE_VALUES.member];
+    return defineResource({
+        token: resourceToken,
+        description: `${form.summary(kind === "service" ? "a service" : "a consumer project of a service")} ${KEEPS} Do not combine it ` +
+            "with the Policy resource of the same parent, which owns the whole policy and would remove this grant on every " +
+            "update (the plugin warns).",
+        examples: [{
+            title: form.example.title,
+            program: [{ kind: "resource", name: form.authoritative ? "binding" : "member", token: resourceToken,
+                args: { ...exampleParent(kind), role: EXAMPLE_VALUES.role, ...form.example.args } }],
+        }],
+        importDoc: {
+            text: importText(kind, form.importParts),
+            ids: [...exampleIds(kind, [EXAMPLE_VALUES.role, ...exampleMember]),
+                exampleIds(kind, [EXAMPLE_VALUES.role, ...exampleMember, CONDITION_TITLE])[0]],
+        },
+        inputs,
+        outputs: etagOutput,
+        id: (i) => {
+            const d = form.declared(i);
+            return grantId(d.parent, [d.role, ...(form.authoritative ? [] : d.members), d.condition?.title]);
+        },
+        claims: (i) => {
+            const d = form.declared(i);
+            return {
+                parent: parentName(d.parent), scope: form.authoritative ? "binding" : "member", role: d.role, condition: d.condition,
+                grants: grantsOf([{ role: d.role, members: [...d.members], ...(d.condition ? { condition: d.condition } : {}) }]),
+            };
+        },
+        parseId: (id) => {
+            const [p, role, ...rest] = id.split(" ");
+            const parentIn = parseParent(kind, p);
+            if (typeof parentIn === "string") return parentIn;
+            const members = form.authoritative ? [] : rest.splice(0, 1);
+            if (!role || members.length === (form.authoritative ? 1 : 0)) return `the import ID ${JSON.stringify(id)} needs "${idForm}"`;
+            return form.make(parentIn, role, members, rest.length ? { expression: "", title: rest.join(" ") } : undefined);
+        },
+        canonical: (i) => {
+            const d = form.declared(i);
+            return form.make(parentInputs(kind, d.parent), d.role, memberKeys(d.members), conditionOf(d.condition) ?? undefined);
+        },
+        grantChanges: form.grantChanges,
+        create: write,
+        update: (_olds, news, ctx) => write(news, ctx),
+        async read(i, ctx) {
+            const d = form.declared(i);
+            const policy = await readOrGone(ctx.iam(), d.parent);
+            const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, d.role, d.condition) && b.members.some((m) => owns(d, m)));
+            if (!policy || found.length === 0) return undefined;
+            // A Binding shows Google's members; a Member keeps its own spelling of the one it holds.
+            const members = form.authoritative ? [...new Set(found.flatMap((b) => b.members))].sort() : [...d.members];
+            const condition = conditionOf(found[0].condition) ?? undefined;
+            return { inputs: form.make(parentInputs(kind, d.parent), d.role, members, condition), outputs: { etag: policy.etag ?? "" } };
+        },
+        async delete(i, ctx) {
+            const d = form.declared(i);
+            const kept = ctx.kept(parentName(d.parent));
+            // The owned members go, except those other resources of the deployment still declare.
+            const left = new Map<string, { grant: Grant; by: string }>();
+            const keptBy = (b: Binding, member: string) => {
+                const grant: Grant = { role: b.role, member, ...(b.condition ? { condition: b.condition } : {}) };
+                const by = kept.grants.get(grantKey(grant));
+                if (by !== undefined) left.set(grantKey(grant), { grant, by });
+                return by !== undefined;
+            };
+            const own = { role: d.role, members: [], ...(d.condition ? { condition: d.condition } : {}) };
+            if (!form.authoritative && d.members.every((m) => keptBy(own, m))) {
+                return reportKept(ctx, parentName(d.parent), left); // nothing of its own to remove: no request at all
+            }
+            const goes = (b: Binding, member: string) => sameGrant(b, d.role, d.condition) && owns(d, member) && !keptBy(b, member);
+            const removable = (p: Policy) => (p.bindings ?? []).some((b) => b.members.some((m) => goes(b, m)));
+            await unlessGone(ctx.iam().modify(d.parent, (current) => {
+                left.clear();
+                if (!removable(current)) return undefined;
+                const bindings = (current.bindings ?? [])
+                    .map((b) => ({ ...b, members: b.members.filter((m) => !goes(b, m)) }))
+                    .filter((b) => b.members.length > 0);
+                return { ...current, bindings };
+            }, { confirm: (p) => !removable(p) }));
+            reportKept(ctx, parentName(d.parent), left);
+        },
+    });
+}

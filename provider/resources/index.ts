@@ -4,9 +4,9 @@
 import { bindingResource } from "./binding";
 import { memberResource } from "./member";
 import { policyResource } from "./policy";
-import { ResourceDefinition } from "./resource";
+import { Resource } from "./lifecycle";
 
-export const resources: readonly ResourceDefinition[] = [
+export const resources: readonly Resource[] = [
     policyResource("service"),
     bindingResource("service"),
     memberResource("service"),

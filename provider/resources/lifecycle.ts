@@ -1,56 +1,14 @@
 // The generic resource lifecycle over the protocol's property maps: checking, semantic diff, preview
 // (unknowns in, unknowns out, no API call), secrets kept secret, import by ID. Each definition supplies
-// only its own behaviour (resource.ts).
+// only its own behaviour (resource.ts); defineResource registers it, and every property map reaches the
+// definition's handlers only through checkProperties, whose verdict types it (Values<I>), as a function's
+// arguments are typed.
 
 import { checkProperties, concealSecrets, Failure, InputError } from "../check";
-import { makeSecret, PropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
+import { Properties, Values } from "../define";
+import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
 import { Claim } from "./owners";
 import { PathChange, ResourceContext, ResourceDefinition } from "./resource";
-
-function declaredInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
-    const out: PropertyMap = {};
-    for (const k of Object.keys(def.inputs)) if (values[k] !== undefined && values[k] !== null) out[k] = values[k];
-    return out;
-}
-
-/**
- * The declared inputs of what the user wrote, checked again: an operation never acts on inputs that would fail
- * Check. State and old inputs are not judged by these rules: they hold what Google wrote (a `deleted:` member,
- * a form newer than these rules), and refusing them would leave the resource impossible to update or delete.
- */
-function validInputs(def: ResourceDefinition, values: PropertyMap, secrets: ReadonlySet<string>): PropertyMap {
-    const inputs = declaredInputs(def, values);
-    const { failures, unknowns } = checkProperties(def.inputs, inputs);
-    const all = [...concealSecrets(failures, inputs, secrets), ...unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
-    if (all.length) throw new InputError(all);
-    return inputs;
-}
-
-/** Inputs kept in state (or old inputs), of the declared shape but not judged by the input rules (see validInputs). */
-function stateInputs(def: ResourceDefinition, values: PropertyMap): PropertyMap {
-    const inputs = declaredInputs(def, values);
-    const { failures } = checkProperties(def.inputs, inputs, () => false, false);
-    if (failures.length) throw new InputError(failures);
-    return inputs;
-}
-
-/** The state the engine keeps: inputs and outputs, with secret inputs (and all outputs of them) secret. */
-function state(inputs: PropertyMap, outputs: object, secrets: Set<string>): PropertyMap {
-    const all: PropertyMap = { ...inputs, ...(JSON.parse(JSON.stringify(outputs)) as PropertyMap) };
-    for (const k of Object.keys(all)) if (secrets.has(k)) all[k] = makeSecret(all[k]);
-    return all;
-}
-
-/**
- * Check: the failures of the inputs (secret values concealed), and, once the inputs are all known and valid,
- * what the resource declares of its parent's policy.
- */
-export function check(def: ResourceDefinition, news: PropertyMap): { inputs: PropertyMap; failures: Failure[]; claim?: Claim } {
-    const { values, secrets, unknowns } = plain(news);
-    const { failures } = checkProperties(def.inputs, values);
-    if (failures.length) return { inputs: news, failures: concealSecrets(failures, values, secrets) };
-    return { inputs: news, failures, claim: unknowns.size ? undefined : def.claims(declaredInputs(def, values)) };
-}
 
 export interface DiffResult {
     changed: string[];
@@ -60,106 +18,164 @@ export interface DiffResult {
     detailed: (PathChange & { replace: boolean })[];
 }
 
-/** A property's change grant by grant, when the definition tells it and both sides are of the declared shape. */
-function grantLines(def: ResourceDefinition, name: string, before: PropertyMap, after: PropertyMap): PathChange[] | undefined {
-    if (!def.grantChanges) return undefined;
-    try {
-        const lines = def.grantChanges(name, stateInputs(def, before), stateInputs(def, after));
-        return lines?.length ? lines : undefined;
-    } catch {
-        return undefined; // a malformed side: the property is shown whole
-    }
+/** A registered resource: its declaration (for schema.json) and its lifecycle over the protocol's property maps. */
+export interface Resource extends Pick<ResourceDefinition, "token" | "description" | "examples" | "importDoc" | "inputs" | "outputs"> {
+    /** The failures of the inputs (secret values concealed), and, once all are known and valid, the resource's claim. */
+    check(news: PropertyMap): { inputs: PropertyMap; failures: Failure[]; claim?: Claim };
+    /** Compares by meaning (the definition's canonical form): order-only or etag-only changes are no change. */
+    diff(olds: PropertyMap, news: PropertyMap): DiffResult;
+    create(news: PropertyMap, preview: boolean, ctx: ResourceContext): Promise<{ id: string; properties: PropertyMap }>;
+    /** Refresh, or import when there is no state (the inputs then come from the ID); undefined when it is gone. */
+    read(id: string, properties: PropertyMap, inputs: PropertyMap, ctx: ResourceContext):
+        Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap } | undefined | Failure>;
+    update(olds: PropertyMap, news: PropertyMap, preview: boolean, ctx: ResourceContext): Promise<PropertyMap>;
+    delete(properties: PropertyMap, ctx: ResourceContext): Promise<void>;
 }
 
-/** The canonical form of inputs; values that never passed Check (a malformed request) compare as given. */
-function canonical(def: ResourceDefinition, inputs: PropertyMap): Record<string, unknown> {
-    try {
-        return def.canonical(inputs);
-    } catch {
-        return inputs;
-    }
+/** The state the engine keeps: inputs and outputs, with secret inputs (and all outputs of them) secret. */
+function state(values: object, secrets: ReadonlySet<string>): PropertyMap {
+    const all = toPropertyMap(values);
+    for (const k of Object.keys(all)) if (secrets.has(k)) all[k] = makeSecret(all[k]);
+    return all;
 }
 
-/** Compares by meaning (each definition's canonical form): order-only or etag-only changes are no change. */
-export function diff(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap): DiffResult {
-    const before = plain(olds).values;
-    const after = plain(news);
-    const canonicalOld = canonical(def, declaredInputs(def, before));
-    const canonicalNew = after.unknowns.size ? {} : canonical(def, declaredInputs(def, after.values));
-    const changed: string[] = [];
-    const replaces: string[] = [];
-    const detailed: DiffResult["detailed"] = [];
-    for (const [name, prop] of Object.entries(def.inputs)) {
-        const unknown = after.unknowns.has(name);
-        const same = !unknown && (after.unknowns.size
-            ? JSON.stringify(before[name]) === JSON.stringify(after.values[name])
-            : JSON.stringify(canonicalOld[name] ?? null) === JSON.stringify(canonicalNew[name] ?? null));
-        if (same) continue;
-        changed.push(name);
-        if (prop.replaceOnChanges) replaces.push(name);
-        const replace = prop.replaceOnChanges === true;
-        const lines = unknown || after.unknowns.size ? undefined : grantLines(def, name, before, after.values);
-        for (const line of lines ?? [{ path: name, kind: "update" as const }]) detailed.push({ ...line, replace });
-    }
-    // Replaced by deleting first, whoever decides on the replacement (the engine reads this flag for
-    // `replaceOnChanges` too): the old resource's Delete then runs before the new one exists in Google's policy,
-    // and keeps what the replacement declares (owners.ts). The engine does not ask Diff for `--replace` or a
-    // changed provider and creates first then; the Delete keeps the replacement's grants all the same.
-    return { changed, replaces, deleteBeforeReplace: true, detailed };
-}
+export function defineResource<I extends Properties, O extends Properties>(def: ResourceDefinition<I, O>): Resource {
+    const declared = (values: PropertyMap): PropertyMap => {
+        const out: PropertyMap = {};
+        for (const k of Object.keys(def.inputs)) if (values[k] !== undefined && values[k] !== null) out[k] = values[k];
+        return out;
+    };
 
-function unknownOutputs(def: ResourceDefinition): PropertyMap {
-    const out: PropertyMap = {};
-    for (const k of Object.keys(def.outputs)) out[k] = UNKNOWN_VALUE;
-    return out;
-}
+    /**
+     * The declared inputs of what the user wrote, checked again: an operation never acts on inputs that would
+     * fail Check. State and old inputs are not judged by these rules: they hold what Google wrote (a `deleted:`
+     * member, a form newer than these rules), and refusing them would leave the resource impossible to update or
+     * delete.
+     */
+    const validInputs = (values: PropertyMap, secrets: ReadonlySet<string>): Values<I> => {
+        const inputs = declared(values);
+        const checked = checkProperties(def.inputs, inputs);
+        const all = [...concealSecrets(checked.failures, inputs, secrets),
+            ...checked.unknowns.map((p) => ({ property: p, reason: `\`${p}\` is not known` }))];
+        if (all.length) throw new InputError(all);
+        return checked.values;
+    };
 
-export async function create(def: ResourceDefinition, news: PropertyMap, preview: boolean, ctx: ResourceContext):
-    Promise<{ id: string; properties: PropertyMap }> {
-    const { values, secrets, unknowns } = plain(news);
-    if (preview) {
-        return { id: unknowns.size ? "" : def.id(validInputs(def, values, secrets)), properties: { ...news, ...unknownOutputs(def) } };
-    }
-    const inputs = validInputs(def, values, secrets);
-    const outputs = await def.create(inputs, ctx);
-    return { id: def.id(inputs), properties: state(inputs, outputs, secrets) };
-}
+    /** Inputs kept in state (or old inputs), of the declared shape but not judged by the input rules (see validInputs). */
+    const stateInputs = (values: PropertyMap): Values<I> => {
+        const checked = checkProperties(def.inputs, declared(values), () => false, false);
+        if (checked.failures.length) throw new InputError(checked.failures);
+        return checked.values;
+    };
 
-export async function update(def: ResourceDefinition, olds: PropertyMap, news: PropertyMap, preview: boolean, ctx: ResourceContext):
-    Promise<PropertyMap> {
-    if (preview) return { ...news, ...unknownOutputs(def) };
-    const { values, secrets } = plain(news);
-    const inputs = validInputs(def, values, secrets);
-    const outputs = await def.update(stateInputs(def, plain(olds).values), inputs, ctx);
-    return state(inputs, outputs, secrets);
-}
+    /** A property's change grant by grant, when the definition tells it and both sides are of the declared shape. */
+    const grantLines = (name: keyof I & string, before: PropertyMap, after: PropertyMap): PathChange[] | undefined => {
+        if (!def.grantChanges) return undefined;
+        try {
+            const lines = def.grantChanges(name, stateInputs(before), stateInputs(after));
+            return lines?.length ? lines : undefined;
+        } catch {
+            return undefined; // a malformed side: the property is shown whole
+        }
+    };
 
-/**
- * Refresh or import. With no state (import), the inputs come from the ID in Terraform's forms.
- * Returns undefined when the resource is gone.
- */
-export async function read(def: ResourceDefinition, id: string, properties: PropertyMap, inputs: PropertyMap, ctx: ResourceContext):
-    Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap } | undefined | Failure> {
-    const known = plain(Object.keys(inputs).length ? inputs : properties);
-    let wanted: PropertyMap;
-    if (Object.keys(declaredInputs(def, known.values)).length) {
-        wanted = stateInputs(def, known.values); // refresh: the inputs in state, as Google last showed them
-    } else {
-        const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
-        if (typeof parsed === "string") return { property: "id", reason: parsed };
-        wanted = parsed as PropertyMap;
-    }
-    const found = await def.read(wanted, ctx);
-    if (!found) return undefined;
-    const foundInputs = found.inputs as PropertyMap;
+    /** The canonical form of inputs; values not of the declared shape (a malformed request) compare as given. */
+    const canonical = (values: PropertyMap): Record<string, unknown> => {
+        try {
+            return def.canonical(stateInputs(values));
+        } catch {
+            return declared(values);
+        }
+    };
+
+    const unknownOutputs = (): PropertyMap => {
+        const out: PropertyMap = {};
+        for (const k of Object.keys(def.outputs)) out[k] = UNKNOWN_VALUE;
+        return out;
+    };
+
     return {
-        id: def.id(found.inputs),
-        properties: state(foundInputs, found.outputs, known.secrets),
-        inputs: state(foundInputs, {}, known.secrets),
+        token: def.token,
+        description: def.description,
+        examples: def.examples,
+        importDoc: def.importDoc,
+        inputs: def.inputs,
+        outputs: def.outputs,
+
+        check(news) {
+            const { values, secrets, unknowns } = plain(news);
+            const checked = checkProperties(def.inputs, values);
+            if (checked.failures.length) return { inputs: news, failures: concealSecrets(checked.failures, values, secrets) };
+            return { inputs: news, failures: [], claim: unknowns.size ? undefined : def.claims(checked.values) };
+        },
+
+        diff(olds, news) {
+            const before = plain(olds).values;
+            const after = plain(news);
+            const canonicalOld = canonical(before);
+            const canonicalNew = after.unknowns.size ? {} : canonical(after.values);
+            const changed: string[] = [];
+            const replaces: string[] = [];
+            const detailed: DiffResult["detailed"] = [];
+            for (const name of Object.keys(def.inputs)) {
+                const unknown = after.unknowns.has(name);
+                const same = !unknown && (after.unknowns.size
+                    ? JSON.stringify(before[name]) === JSON.stringify(after.values[name])
+                    : JSON.stringify(canonicalOld[name] ?? null) === JSON.stringify(canonicalNew[name] ?? null));
+                if (same) continue;
+                changed.push(name);
+                const replace = def.inputs[name].replaceOnChanges === true;
+                if (replace) replaces.push(name);
+                const lines = after.unknowns.size ? undefined : grantLines(name, before, after.values);
+                for (const line of lines ?? [{ path: name, kind: "update" as const }]) detailed.push({ ...line, replace });
+            }
+            // Replaced by deleting first, whoever decides on the replacement (the engine reads this flag for
+            // `replaceOnChanges` too): the old resource's Delete then runs before the new one exists in Google's
+            // policy, and keeps what the replacement declares (owners.ts). The engine does not ask Diff for
+            // `--replace` or a changed provider and creates first then; the Delete keeps the replacement's
+            // grants all the same.
+            return { changed, replaces, deleteBeforeReplace: true, detailed };
+        },
+
+        async create(news, preview, ctx) {
+            const { values, secrets, unknowns } = plain(news);
+            if (preview) {
+                return { id: unknowns.size ? "" : def.id(validInputs(values, secrets)), properties: { ...news, ...unknownOutputs() } };
+            }
+            const inputs = validInputs(values, secrets);
+            const outputs = await def.create(inputs, ctx);
+            return { id: def.id(inputs), properties: state({ ...inputs, ...outputs }, secrets) };
+        },
+
+        async update(olds, news, preview, ctx) {
+            if (preview) return { ...news, ...unknownOutputs() };
+            const { values, secrets } = plain(news);
+            const inputs = validInputs(values, secrets);
+            const outputs = await def.update(stateInputs(plain(olds).values), inputs, ctx);
+            return state({ ...inputs, ...outputs }, secrets);
+        },
+
+        async read(id, properties, inputs, ctx) {
+            const known = plain(Object.keys(inputs).length ? inputs : properties);
+            let wanted: Values<I>;
+            if (Object.keys(declared(known.values)).length) {
+                wanted = stateInputs(known.values); // refresh: the inputs in state, as Google last showed them
+            } else {
+                const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
+                if (typeof parsed === "string") return { property: "id", reason: parsed };
+                wanted = parsed;
+            }
+            const found = await def.read(wanted, ctx);
+            if (!found) return undefined;
+            return {
+                id: def.id(found.inputs),
+                properties: state({ ...found.inputs, ...found.outputs }, known.secrets),
+                inputs: state(found.inputs, known.secrets),
+            };
+        },
+
+        async delete(properties, ctx) {
+            await def.delete(stateInputs(plain(properties).values), ctx);
+        },
     };
 }
-
-export async function remove(def: ResourceDefinition, properties: PropertyMap, ctx: ResourceContext): Promise<void> {
-    await def.delete(stateInputs(def, plain(properties).values), ctx);
-}
-

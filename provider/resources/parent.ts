@@ -6,16 +6,12 @@ import { property, types } from "../define";
 import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { describeGrant, Grant } from "../iam/grants";
-import { checkProjectId, checkServiceName, Parent, projectIdProblem, serviceNameProblem } from "../iam/names";
-import type { ExampleArgs } from "../examples";
+import { checkProjectId, checkServiceName, Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { EXAMPLE_VALUES, PARENT_HINT } from "../functions/policyRecord";
+
 import { shortUrn } from "./owners";
 import { ResourceContext } from "./resource";
 
-export type ParentKind = Parent["kind"];
-
-/** Names as Pulumi GCP spells them: `Service…` for a service, `Consumers…` for a consumer. */
-export const PREFIX: Record<ParentKind, string> = { service: "Service", consumer: "Consumers" };
 
 export function parentProperties() {
     const serviceName = property(types.string, `The name of the service. ${PARENT_HINT}.`, {
@@ -29,11 +25,8 @@ export function parentProperties() {
 
 export type ParentInputs = { serviceName: string; consumerProject?: string };
 
-export function parentOf(kind: ParentKind, inputs: ParentInputs): Parent {
-    const check = checkServiceName(inputs.serviceName);
-    const serviceName = check.ok ? check.value : inputs.serviceName;
-    return kind === "service" ? { kind, serviceName } : { kind, serviceName, consumerProject: inputs.consumerProject ?? "" };
-}
+/** The parent a resource's inputs name. */
+export const parentOf = (kind: ParentKind, inputs: ParentInputs): Parent => parentIn(kind, inputs.serviceName, inputs.consumerProject);
 
 /** The forms a parent takes in an import ID, as the docs show them and as parseParent accepts them. */
 export const PARENT_FORMS: Record<ParentKind, readonly string[]> = {
@@ -92,10 +85,6 @@ export function reportKept(ctx: ResourceContext, parent: string, left: Map<strin
 export const readOrGone = (iam: IamFetcher, parent: Parent) => unlessGone(iam.getIamPolicy(parent, { fresh: true }));
 
 export const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
-
-export const exampleParent = (kind: ParentKind): ExampleArgs => (kind === "service"
-    ? { serviceName: EXAMPLE_VALUES.serviceName }
-    : { serviceName: EXAMPLE_VALUES.serviceName, consumerProject: EXAMPLE_VALUES.consumerProject });
 
 /** An example import ID per accepted parent form, followed by `rest` (space-separated). */
 export function exampleIds(kind: ParentKind, rest: readonly string[]): string[] {

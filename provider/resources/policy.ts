@@ -2,19 +2,20 @@
 
 import { property, types, Values } from "../define";
 import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
-import { parentName } from "../iam/names";
+import { parentName, PREFIX, ParentKind } from "../iam/names";
 import {
     canonicalAuditConfigs, canonicalBindings, comparablePolicyData, parsePolicyData, Policy, policyData, policyDataProblem,
 } from "../iam/policy";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
-import { adminPolicyStatement } from "../functions/policyRecord";
+import { adminPolicyStatement, exampleParent } from "../functions/policyRecord";
 import { shortUrn } from "./owners";
 import {
-    etagOutput, exampleIds, exampleParent, importText, KEEPS, ParentKind, parentInputs, parentOf, parentProperties, parseParent, PREFIX, readOrGone,
+    etagOutput, exampleIds, importText, KEEPS, parentInputs, parentOf, parentProperties, parseParent, readOrGone,
     reportKept, unlessGone,
 } from "./parent";
 import { token } from "../tokens";
-import { defineResource, PathChange, ResourceContext, ResourceDefinition } from "./resource";
+import { defineResource, Resource } from "./lifecycle";
+import { PathChange, ResourceContext } from "./resource";
 
 /** The grants two policyData texts differ by, as `policyData["<grant>"]` lines; audit logging as one line. */
 function policyDataChanges(before: string, after: string): PathChange[] | undefined {
@@ -34,7 +35,7 @@ const POLICY_DELETE_NOTE =
     `it is removed, including ones made outside Pulumi. ${KEEPS} Do not combine it with Bindings or Members on ` +
     "the same parent: each update would remove their grants and each refresh bring them back (the plugin warns).";
 
-export function policyResource(kind: ParentKind): ResourceDefinition {
+export function policyResource(kind: ParentKind): Resource {
     const name = `${PREFIX[kind]}IamPolicy`;
     const parent = parentProperties();
     const inputs = {

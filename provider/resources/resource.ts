@@ -1,6 +1,6 @@
 // A provider resource: token, description, declared inputs and outputs, and its lifecycle, in one value.
-// Check, Diff, preview and secret handling are generic (lifecycle.ts); a definition says only what is
-// particular to it. Handlers get the value types the declarations describe (Values<I> for the inputs,
+// Check, Diff, preview and secret handling are generic (lifecycle.ts, whose defineResource registers a
+// definition); a definition says only what is particular to it. Handlers get the value types the declarations describe (Values<I> for the inputs,
 // Values<O> for the outputs), as a function's handler does: lifecycle.ts only calls them with inputs that
 // passed checking against `inputs`.
 
@@ -66,8 +66,4 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     read(inputs: Values<I>, ctx: ResourceContext): Promise<ReadResult<Values<I>, Values<O>> | undefined>;
     update(olds: Values<I>, news: Values<I>, ctx: ResourceContext): Promise<Values<O>>;
     delete(inputs: Values<I>, ctx: ResourceContext): Promise<void>;
-}
-
-export function defineResource<I extends Properties, O extends Properties>(definition: ResourceDefinition<I, O>): ResourceDefinition<I, O> {
-    return definition;
 }
