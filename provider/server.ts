@@ -23,6 +23,7 @@ import { Logger } from "./log";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
+import { CONDITIONS_NOT_TAKEN } from "./iam/apiErrors";
 import { WriteJournal } from "./resources/journal";
 import { Declarations } from "./resources/owners";
 import { ResourceContext } from "./resources/resource";
@@ -313,6 +314,10 @@ export class Provider {
         // Check sees every resource of the program on every preview and update: resources that fight over a
         // grant, a role or a whole policy are told so, each on its own resource (once per pair).
         if (claim) for (const n of this.declarations.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
+        if (claim?.grants.some((g) => g.condition)) {
+            // Not a failure: Google may take them one day, and a user may know better than its list.
+            this.log.warn(`declares a conditional role binding on ${claim.parent}. ${CONDITIONS_NOT_TAKEN}.`, req.getUrn());
+        }
         return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
     }
 

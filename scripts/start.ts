@@ -5,7 +5,7 @@ import { ChildProcess } from "child_process";
 import * as crypto from "crypto";
 import minimist from "minimist";
 import { spawnEmulator } from "../emulator";
-import { configFromRequest, resolveConfig } from "../provider/config";
+import { configFromRequest, configProperties, DEFAULT_ENDPOINT, resolveConfig } from "../provider/config";
 import { credentialsFor } from "../provider/iam/auth";
 import { AuditConfig, Binding, parsePolicyData } from "../provider/iam/policy";
 import { PropertyMap } from "../provider/properties";
@@ -13,15 +13,37 @@ import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../tests/support/plugin";
 
 const USAGE = `usage: npm start [-- [--real --service NAME --consumer PROJECT [--endpoint URL]] [--help]]
 
-  (no flags)           start the emulator with sample data, run the plugin as the engine does, print both lookups
-  --real               run the same two lookups against the real Service Management API, with the credentials
-                       the provider would find: GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_CREDENTIALS, or Application
-                       Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the metadata server)
-  --service NAME       the service to read (with --real)
-  --consumer PROJECT   the consumer project to read (with --real)
-  --endpoint URL       another Service Management endpoint (with --real)
-  --help               print this text
+  (no flags)           start the emulator (on a free port) with sample data, run the plugin as the engine does,
+                       print both lookups
+  --real               run the same two lookups against the real Service Management API instead, with the
+                       credentials the provider would find: GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_CREDENTIALS, or
+                       Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the
+                       metadata server). Default: off
+  --service NAME       the service to read (required with --real; no default)
+  --consumer PROJECT   the consumer project to read (required with --real; no default)
+  --endpoint URL       the Service Management API base URL (with --real). Default: ${DEFAULT_ENDPOINT}
+  --help               print this text and exit
 `;
+
+/**
+ * The plugin's messages name settings as a Pulumi user writes them (`cloud:<key>`, `pulumi config set …`); an
+ * `npm start` user gives them as flags and environment variables, so messages are shown in those terms:
+ * the endpoint is --endpoint, every other key the first environment variable the provider reads it from.
+ */
+function asTyped(message: string): string {
+    const typed = (key: string) => {
+        if (key === "serviceManagementCustomEndpoint") return "--endpoint";
+        const env = (configProperties as Record<string, { env?: readonly string[] }>)[key]?.env?.[0];
+        return env ?? `cloud:${key}`;
+    };
+    return message
+        .replace(/`pulumi config set (?:--secret )?cloud:(\w+) ([^`]*)`/g, (_m, key: string, value: string) => {
+            const t = typed(key);
+            return t.startsWith("--") ? `\`npm start -- --real … ${t} ${value}\`` : `\`${t}=${value} npm start -- --real …\``;
+        })
+        .replace(/`?cloud:(\w+)`?/g, (_m, key: string) => typed(key))
+        .replace(/`(\w+)`/g, (m, key: string) => (key in configProperties ? typed(key) : m));
+}
 
 class UsageError extends Error {}
 
@@ -54,13 +76,10 @@ async function seed(url: string, token: string): Promise<void> {
             { logType: "ADMIN_READ" },
         ] }],
     } });
-    await post(`services/${SAMPLE.service}/consumers/${SAMPLE.consumer}:setIamPolicy`, { policy: { version: 3, bindings: [
+    // No conditional binding: Service Management is not among the services Google lists as allowing them.
+    await post(`services/${SAMPLE.service}/consumers/${SAMPLE.consumer}:setIamPolicy`, { policy: { bindings: [
         { role: "roles/servicemanagement.serviceController", members: ["serviceAccount:esp@consumer-project-1.iam.gserviceaccount.com"] },
-        {
-            role: "roles/servicemanagement.serviceConsumer",
-            members: ["user:carol@example.com"],
-            condition: { title: "until-2030", description: "Expires at the start of 2030", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" },
-        },
+        { role: "roles/servicemanagement.serviceConsumer", members: ["user:carol@example.com"] },
     ] } });
 }
 
@@ -94,7 +113,7 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
     try {
         const res = await plugin.invoke(token, args);
         if (res.failures.length) {
-            for (const f of res.failures) process.stdout.write(`  failure: ${f.reason}\n`);
+            for (const f of res.failures) process.stdout.write(`  failure: ${asTyped(f.reason)}\n`);
             return false;
         }
         const r = res.return!;
@@ -109,7 +128,7 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
         process.stdout.write(`\n  record: ${JSON.stringify(record, null, 2).replace(/\n/g, "\n  ")}\n`);
         return true;
     } catch (e) {
-        process.stdout.write(`  error: ${(e as { details?: string }).details ?? String(e)}\n`);
+        process.stdout.write(`  error: ${asTyped((e as { details?: string }).details ?? String(e))}\n`);
         return false;
     }
 }
@@ -117,7 +136,7 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
 /** Where the plugin will get its credentials from, given this configuration and environment: the provider's own answer. */
 function credentialSource(variables: Record<string, string>): string {
     const { config, failures } = resolveConfig(configFromRequest(undefined, new Map(Object.entries(variables))), process.env);
-    if (!config) throw new UsageError(failures.map((f) => `${f.property}: ${f.reason}`).join("\n"));
+    if (!config) throw new UsageError(failures.map((f) => asTyped(f.reason)).join("\n"));
     return credentialsFor(config).source;
 }
 
@@ -154,7 +173,7 @@ async function main(): Promise<number> {
         await seed(started.url, token);
         variables["cloud:config:serviceManagementCustomEndpoint"] = started.url;
         variables["cloud:config:accessToken"] = token;
-        process.stdout.write(`Emulator at ${started.url} with sample data (two services, a consumer, a conditional binding, ` +
+        process.stdout.write(`Emulator at ${started.url} with sample data (two services, a consumer, ` +
             `an audit config); the plugin uses ${credentialSource(variables)}.\n`);
         service = SAMPLE.service;
         consumer = SAMPLE.consumer;

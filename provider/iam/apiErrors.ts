@@ -6,6 +6,24 @@ import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
 import { Answer, Transport, Verb } from "./transport";
 
+/**
+ * What Google documents of conditions here: its list of services that allow conditional role bindings does not
+ * include Service Management (and says some services do not allow them). Said by Check's warning and by the
+ * error of a write Google refuses for its conditions.
+ */
+export const CONDITIONS_NOT_TAKEN =
+    "Service Management is not among the services Google lists as allowing conditional role bindings, so Google very " +
+    "likely refuses them on services and consumers (400 INVALID_ARGUMENT). To grant a role only under a condition " +
+    "(until a date, for some resources), grant it on the project with that condition instead: a project's " +
+    "conditional grants are inherited by what the project holds. Otherwise leave `condition` out";
+
+/** Whether a refusal is about a policy's conditions (its message or a BadRequest field violation says so). */
+function refusesConditions(answer: Answer, verb: Verb): boolean {
+    if (verb !== "setIamPolicy" || answer.status !== 400) return false;
+    const err = parseGoogleError(answer.body);
+    return /condition/i.test(`${err.message ?? ""} ${JSON.stringify(err.details ?? [])}`);
+}
+
 /** What a message names besides the answer: the credentials used and where the endpoint came from. */
 export interface FailureContext {
     transport: Transport;
@@ -52,6 +70,10 @@ export function failure(answer: Answer, verb: Verb, parent: Parent, ctx: Failure
         case 409:
             return new IamError(`the policy of ${name} changed concurrently (${status})`, answer.status, Code.ABORTED);
         default:
+            if (refusesConditions(answer, verb)) {
+                return new IamError(`Google refused the policy of ${name} for its conditional role bindings (${status}). ` +
+                    `${CONDITIONS_NOT_TAKEN}.`, answer.status, Code.INVALID_ARGUMENT);
+            }
             return new IamError(`${verb} of ${name} was refused (${status})`, answer.status,
                 answer.status === 400 ? Code.INVALID_ARGUMENT : Code.UNKNOWN);
     }

@@ -13,6 +13,8 @@ export const RETRY = {
     call: { firstMs: 250, maxMs: 8000 },
     /** Backoff before redoing a read-modify-write refused with 409 ABORTED, as Terraform's IAM writers do. */
     conflict: { firstMs: 1000, maxMs: 16_000 },
+    /** Pause of every call when quota answers come though this process's own calls leave room (quota.ts). */
+    quota: { firstMs: 1000, maxMs: 30_000 },
 } as const;
 
 /** Jittered exponential backoff ("equal jitter"): each wait is half the step plus a random half; the step doubles up to a cap. */
@@ -21,6 +23,11 @@ export class Backoff {
 
     constructor(private readonly schedule: { firstMs: number; maxMs: number }) {
         this.step = schedule.firstMs;
+    }
+
+    /** Starts the schedule over. */
+    reset(): void {
+        this.step = this.schedule.firstMs;
     }
 
     /** The next wait, at least `atLeastMs` (what a Retry-After header asks for). */

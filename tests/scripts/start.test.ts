@@ -43,19 +43,22 @@ describe("npm start (the main job)", function () {
         expect(out).to.contain('"id": "services/bookstore.endpoints.example-project.cloud.goog"');
         expect(out).to.contain('"id": "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1"');
         expect(out).to.contain('"consumerProject": "consumer-project-1"');
-        expect(out).to.match(/roles\/servicemanagement\.serviceConsumer \[if until-2030\]\s+user:carol@example\.com/);
+        expect(out).to.match(/roles\/servicemanagement\.serviceConsumer\s+user:carol@example\.com/);
+        expect(out, "no conditional binding: Google does not list Service Management as taking them").not.to.contain("[if ");
         expect(out).to.match(/roles\/servicemanagement\.serviceConsumer\s+group:readers@example\.com\n\s+user:alice@example\.com\n\s+user:bob@example\.com/);
         expect(out).to.match(/AUDITED SERVICE\s+LOG TYPE\s+EXEMPTED MEMBERS\n\s+allServices\s+ADMIN_READ\s+-\n\s+DATA_READ\s+user:bob@example\.com/);
-        // MEMBERS starts in one column on every row, conditional roles included.
+        // MEMBERS starts in one column on every row.
         expectAligned(out, "MEMBERS");
         expectAligned(out, "EXEMPTED MEMBERS");
         expect(out).not.to.match(/ya29\.demo-/); // the demo token is never printed
     });
 
-    it("--help prints the usage and starts nothing", async () => {
+    it("--help prints every flag with its meaning and default, to stdout, and starts nothing", async () => {
         const { code, stdout, stderr } = await start(["--help"]);
         expect(code).to.equal(0);
-        expect(stdout).to.match(/^usage: npm start/).and.contain("--real").and.contain("--endpoint URL");
+        expect(stdout).to.match(/^usage: npm start/);
+        for (const flag of ["--real", "--service NAME", "--consumer PROJECT", "--endpoint URL", "--help"]) expect(stdout).to.contain(`  ${flag}`);
+        expect(stdout).to.contain("Default: https://servicemanagement.googleapis.com/v1/").and.contain("Default: off");
         expect(stdout + stderr).not.to.contain("Emulator at");
     });
 
@@ -92,8 +95,22 @@ describe("npm start (the main job)", function () {
             expect(stdout).to.contain("with Application Default Credentials (metadata server).");
             const errors = stdout.split("\n").filter((l) => l.startsWith("  error: "));
             expect(errors, stdout).to.have.length(2);
-            for (const e of errors) expect(e).to.contain("gcloud auth application-default login").and.contain("GOOGLE_APPLICATION_CREDENTIALS");
+            for (const e of errors) {
+                expect(e).to.contain("gcloud auth application-default login").and.contain("GOOGLE_APPLICATION_CREDENTIALS")
+                    .and.contain("`GOOGLE_OAUTH_ACCESS_TOKEN=TOKEN npm start -- --real …`");
+                // Named as an npm start user gives settings, not as stack config they never wrote.
+                expect(e).not.to.match(/cloud:|pulumi config/);
+            }
             expect(stdout).to.contain("== getServiceIamPolicy(").and.contain("== getServiceConsumersIamPolicy(");
+        });
+
+        it("names --endpoint, not the provider's config key, when the endpoint is wrong", async () => {
+            const refused = await start([...real, "--endpoint", "http://127.0.0.1:9/v1/"], { GOOGLE_OAUTH_ACCESS_TOKEN: TOKEN });
+            expect(refused.code).to.equal(1);
+            expect(refused.stdout).to.contain("the connection was refused. Check the endpoint, from --endpoint").and.not.contain("cloud:");
+            const plain = await start([...real, "--endpoint", "http://example.com/v1/"], { GOOGLE_OAUTH_ACCESS_TOKEN: TOKEN });
+            expect(plain.code).to.equal(2);
+            expect(plain.stderr).to.match(/^--endpoint: plain http:\/\/ is allowed only for a loopback host/).and.not.contain("serviceManagementCustomEndpoint");
         });
 
         it("needs --service and --consumer", async () => {
