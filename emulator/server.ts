@@ -10,6 +10,7 @@ import {
     type StoredPolicy,
 } from "./iam";
 import { BadField, isMessage, isObject, parseMessage, type Message, type MessageName, type Value } from "./protojson";
+import { DEFAULT_CONSUMER, quotaExceeded, RateQuota } from "./quota";
 import { isProjectId, isServiceName, PERMISSIONS } from "./rules";
 import { Store } from "./state";
 import { TokenAuthority, type Caller } from "./tokens";
@@ -117,6 +118,7 @@ export class EmulatorServer implements Emulator {
     readonly impersonations: string[] = [];
     /** Requests received since the last reset, including those no longer kept in `requests`. */
     requestCount = 0;
+    quotaRefusals = 0;
     private readonly server: http.Server | https.Server;
     private readonly store: Store;
     private tokens!: TokenAuthority;
@@ -131,6 +133,8 @@ export class EmulatorServer implements Emulator {
     private closing?: Promise<void>;
     private propagationMs = 0;
     private missingService: 403 | 404 = 403;
+    private allowConditions = false;
+    private readonly quota?: RateQuota;
     /** The accounts view the policy checks use. */
     private readonly accounts: Accounts;
 
@@ -142,7 +146,12 @@ export class EmulatorServer implements Emulator {
         this.setFaults({ rate: options.faultRate ?? 0, latencyMs: options.latencyMs ?? 0 });
         this.store = new Store(options.state);
         this.accounts = { isDeleted: (m) => this.store.deletedPrincipals.has(m) };
-        this.setBehavior({ propagationMs: options.propagationMs ?? 0, missingService: options.missingService ?? 403 });
+        this.setBehavior({
+            propagationMs: options.propagationMs ?? 0,
+            missingService: options.missingService ?? 403,
+            allowConditions: options.allowConditions ?? false,
+        });
+        if (options.quotaPerMinute !== undefined) this.quota = new RateQuota(options.quotaPerMinute, options.quotaClock);
         const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
         this.server = options.tls
             ? https.createServer({ noDelay: true, cert: options.tls.cert, key: options.tls.key }, handle)
@@ -185,6 +194,7 @@ export class EmulatorServer implements Emulator {
     resetRequests(): void {
         this.requests.length = 0;
         this.requestCount = 0;
+        this.quotaRefusals = 0;
     }
 
     setFaults(faults: FaultSettings): void {
@@ -218,12 +228,15 @@ export class EmulatorServer implements Emulator {
     setBehavior(behavior: Behavior): void {
         const propagationMs = behavior.propagationMs ?? this.propagationMs;
         const missingService = behavior.missingService ?? this.missingService;
+        const allowConditions = behavior.allowConditions ?? this.allowConditions;
+        if (typeof allowConditions !== "boolean") throw new RangeError(`allowConditions must be true or false, got ${String(allowConditions)}`);
         if (!(propagationMs >= 0 && Number.isFinite(propagationMs))) {
             throw new RangeError(`propagation delay must be a non-negative number of ms, got ${propagationMs}`);
         }
         if (missingService !== 403 && missingService !== 404) throw new RangeError(`missing-service status must be 403 or 404, got ${missingService}`);
         this.propagationMs = propagationMs;
         this.missingService = missingService;
+        this.allowConditions = allowConditions;
     }
 
     deletePrincipal(member: string): string {
@@ -506,7 +519,25 @@ export class EmulatorServer implements Emulator {
                 [errorInfo("ACCESS_TOKEN_SCOPE_INSUFFICIENT", { service: "servicemanagement.googleapis.com" })],
                 { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="insufficient_scope"' });
         }
+        this.chargeQuota(ctx);
         return caller;
+    }
+
+    /**
+     * Counts a Service Management call against the rate quota, or refuses it (429, not counted). Charged once
+     * the caller is known, as Google charges the consumer its credentials name: a call without valid
+     * credentials is not counted. Per consumer project: the X-Goog-User-Project header when sent, else one
+     * shared bucket (the emulator does not know which project a token belongs to). IAM Credentials'
+     * generateAccessToken, also under /v1/, is another service with a quota of its own: not counted.
+     */
+    private chargeQuota(ctx: Ctx): void {
+        if (!this.quota || !ctx.path.startsWith("/v1/services")) return;
+        const header = ctx.req.headers["x-goog-user-project"];
+        const consumer = typeof header === "string" && header !== "" ? header : DEFAULT_CONSUMER;
+        if (this.quota.admit(consumer)) return;
+        this.quotaRefusals++;
+        const { message, details } = quotaExceeded(consumer, this.quota.limit);
+        throw new ApiError(429, "RESOURCE_EXHAUSTED", message, details);
     }
 
     private json(ctx: Ctx): Record<string, unknown> {
@@ -619,6 +650,16 @@ export class EmulatorServer implements Emulator {
         if (!isMessage(policy)) {
             throw badRequest("Invalid argument: 'policy' is required.", "policy");
         }
+        if (!this.allowConditions) {
+            // Checked before the policy's own rules: the resource takes no condition at all, so a condition with a bad
+            // expression or in a version-1 policy is refused for being there, not for its content.
+            const bindings = Array.isArray(policy.bindings) ? policy.bindings : [];
+            const i = bindings.findIndex((b) => isMessage(b) && b.condition !== undefined);
+            if (i >= 0) {
+                throw badRequest(`Conditional role bindings are not supported for this resource (${parent}): ` +
+                    "remove the condition from the binding.", `policy.bindings[${i}].condition`);
+            }
+        }
         const mask = request.updateMask;
         const current = this.store.policyOf(parent);
         let next: StoredPolicy;
@@ -696,7 +737,7 @@ export class EmulatorServer implements Emulator {
     private admin(ctx: Ctx): void {
         const method = ctx.req.method;
         if (ctx.path === "/__emulator/requests" && method === "GET") {
-            this.send(ctx, 200, JSON.stringify({ count: this.requestCount, requests: this.requests }));
+            this.send(ctx, 200, JSON.stringify({ count: this.requestCount, quotaRefusals: this.quotaRefusals, requests: this.requests }));
         } else if (ctx.path === "/__emulator/requests:reset" && method === "POST") {
             this.resetRequests();
             this.send(ctx, 200, "{}");
@@ -718,12 +759,15 @@ export class EmulatorServer implements Emulator {
             const behavior: Behavior = {};
             if (typeof body.propagationMs === "number") behavior.propagationMs = body.propagationMs;
             if (body.missingService === 403 || body.missingService === 404) behavior.missingService = body.missingService;
+            if (typeof body.allowConditions === "boolean") behavior.allowConditions = body.allowConditions;
             try {
                 this.setBehavior(behavior);
             } catch (e) {
                 throw badRequest((e as Error).message);
             }
-            this.send(ctx, 200, JSON.stringify({ propagationMs: this.propagationMs, missingService: this.missingService }));
+            this.send(ctx, 200, JSON.stringify({
+                propagationMs: this.propagationMs, missingService: this.missingService, allowConditions: this.allowConditions,
+            }));
         } else if ((ctx.path === "/__emulator/principals:delete" || ctx.path === "/__emulator/principals:undelete") && method === "POST") {
             const member = this.json(ctx).member;
             if (typeof member !== "string") throw badRequest("member is required.");

@@ -44,6 +44,11 @@ export interface Behavior {
      * permission denied", as gcloud shows it) or 404.
      */
     missingService?: 403 | 404;
+    /**
+     * Accept setIamPolicy bindings with a `condition`. Default false: Google's list of resource types that
+     * accept conditional role bindings does not include Service Management services or consumers.
+     */
+    allowConditions?: boolean;
 }
 
 export interface EmulatorOptions {
@@ -67,6 +72,19 @@ export interface EmulatorOptions {
     propagationMs?: number;
     /** See Behavior (`--missing-service 403|404`). */
     missingService?: 403 | 404;
+    /** See Behavior (`--allow-conditions`). */
+    allowConditions?: boolean;
+    /**
+     * Rate quota (`--quota-per-minute N`): at most N Service Management calls per consumer project are
+     * answered in any rolling 60-second window; the next is refused with Google's 429 RESOURCE_EXHAUSTED.
+     * Google's figure is 120 ("Service Infrastructure quotas"). Default: no quota.
+     */
+    quotaPerMinute?: number;
+    /**
+     * For tests only (no CLI flag): the clock the quota window is measured with, in ms (default `Date.now`),
+     * so a test can move past the window without waiting a minute.
+     */
+    quotaClock?: () => number;
     /** Write a service-account key (mode 0600) accepted by the token endpoint to this file (`--mint-key`). */
     mintKey?: string;
     /** client_email of the key written by `mintKey`. */
@@ -159,6 +177,8 @@ export interface Emulator {
     readonly requests: RequestRecord[];
     /** Requests received since start or the last reset, including any no longer kept in `requests`. */
     readonly requestCount: number;
+    /** Calls refused with 429 for the rate quota (`quotaPerMinute`) since start or the last reset. */
+    readonly quotaRefusals: number;
     /** Emails of the service accounts impersonated through `generateAccessToken`, in order. */
     readonly impersonations: string[];
     close(): Promise<void>;
@@ -180,7 +200,11 @@ export interface Emulator {
     addAccessToken(token: string, opts?: { denied?: boolean }): void;
     /** Seeds a service; throws on an invalid name or an existing service. */
     createService(serviceName: string, producerProjectId: string): ManagedService;
-    /** Seeds a policy on `services/S` or `services/S/consumers/P` (no etag check); returns it as stored. */
+    /**
+     * Seeds a policy on `services/S` or `services/S/consumers/P` (no etag check); returns it as stored. A seed
+     * places a state rather than making a setIamPolicy call: conditional bindings are taken even when
+     * `allowConditions` is off, so a test can see how a reader copes with them.
+     */
     setPolicy(parentName: string, policy: Policy): Policy;
     /** The stored policy (full, version 3 view) of `services/S` or `services/S/consumers/P`. */
     getPolicy(parentName: string): Policy;

@@ -2,7 +2,7 @@
 // sections, CheckConfig's validation and Configure's parsing are derived from these declarations.
 
 import { checkProperties, Failure } from "./check";
-import { property, types, Values } from "./define";
+import { property, TypeSpec, types, Values } from "./define";
 import { projectIdProblem } from "./iam/names";
 import { PropertyMap, unwrap, Value } from "./properties";
 
@@ -101,6 +101,29 @@ function checkCredentials(value: string): string | undefined {
 
 const ENDPOINT_DESCRIPTION = "Must be an absolute https:// URL, or http:// to a loopback host.";
 
+/**
+ * `batching`, as Pulumi GCP (and Terraform's `batching` block) spells it. The token gives the provider input the
+ * name Pulumi GCP's SDKs give theirs (`ProviderBatching`); stack config gets its own name in schema.ts.
+ */
+const batching = types.object("cloud:index/ProviderBatching:ProviderBatching",
+    "How changes to one IAM policy that arrive together are combined into one read-modify-write.", {
+        enableBatching: property(types.boolean,
+            "Whether changes to one policy that arrive together are written in one read-modify-write (one read, " +
+            "one write). When false, every change gets a read and a write of its own, one change after another. " +
+            "Defaults to true.", {
+                default: true,
+            }),
+        sendAfter: property(types.string,
+            "How long a change waits for company before its policy is read and written (the first change to a " +
+            "policy waits this long; the ones that arrive meanwhile join it), as a duration such as \"40ms\" or " +
+            "\"1s\". Defaults to \"40ms\", where Terraform's default is 3s: the window can be this short because a " +
+            "batch also grows while a write is in flight (the changes that arrive then are written together by the " +
+            "next cycle). Not used when `enableBatching` is false.", {
+                check: checkDuration,
+                default: "40ms",
+            }),
+    });
+
 /** The provider's configuration keys, in the order schema.json lists them. */
 export const configProperties = {
     project: property(types.string, "The default project for resources that need one.", {
@@ -161,6 +184,11 @@ export const configProperties = {
         "OAuth 2.0 scopes requested for the access token. Defaults to cloud-platform and userinfo.email.", {
             check: (v) => (v.length === 0 ? "give at least one scope, or leave `scopes` unset" : v.map(checkScope).find((p) => p !== undefined)),
             default: DEFAULT_SCOPES,
+        }),
+    batching: property(batching,
+        "Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.", {
+            // The defaults are its properties' own, filled in where unset (resolveConfig).
+            default: {},
         }),
 } as const;
 
@@ -243,6 +271,21 @@ function normalize(input: PropertyMap): PropertyMap {
     return out;
 }
 
+/**
+ * `value` with the defaults its object type's properties declare filled in where it leaves them unset, so a
+ * partly set object (`batching` with only `sendAfter`) resolves like the rest of the config: to every default.
+ */
+function withDefaults(t: TypeSpec, value: Value): Value {
+    if (t.kind !== "object" || typeof value !== "object" || value === null || Array.isArray(value)) return value;
+    const out: PropertyMap = { ...value };
+    for (const [name, p] of Object.entries(t.object.properties)) {
+        const v = out[name];
+        if (v !== undefined && v !== null) out[name] = withDefaults(p.type.spec, v);
+        else if (p.default !== undefined) out[name] = p.default as Value;
+    }
+    return out;
+}
+
 /** Checks config as given (no environment): the failures CheckConfig reports. */
 export function checkConfig(input: PropertyMap): { failures: Failure[]; unknowns: string[] } {
     const { failures, unknowns } = checkProperties(configProperties, normalize(input), isEngineKey);
@@ -258,17 +301,17 @@ export function resolveConfig(input: PropertyMap, env: NodeJS.ProcessEnv = proce
     const merged = normalize(input);
     const sources: ConfigSources = {};
     for (const [key, prop] of Object.entries(configProperties) as [ConfigKey, (typeof configProperties)[ConfigKey]][]) {
+        const name = prop.env?.find((e) => env[e] !== undefined && env[e] !== "");
         if (merged[key] !== undefined && merged[key] !== null) {
             sources[key] = configKeyName(key, origin);
-            continue;
-        }
-        const name = prop.env?.find((e) => env[e] !== undefined && env[e] !== "");
-        if (name) {
+        } else if (name) {
             merged[key] = fromString(key, env[name]!);
             sources[key] = `environment variable ${name}`;
         } else if (prop.default !== undefined) {
             merged[key] = prop.default as Value;
         }
+        const value = merged[key];
+        if (value !== undefined && value !== null) merged[key] = withDefaults(prop.type.spec, value);
     }
     const checked = checkProperties(configProperties, merged, isEngineKey);
     const failures = checked.failures.map((f) => {

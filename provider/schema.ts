@@ -55,6 +55,17 @@ function objectSchema(props: Properties, objects: Map<string, ObjectTypeDefiniti
     return { properties, ...(required.length ? { required } : {}) };
 }
 
+/**
+ * A config key as stack config declares it. An object-typed key's type is named as Pulumi GCP (the Terraform
+ * bridge) names it there: `cloud:config/batching:batching` (`config.Batching` in the SDKs) beside the provider
+ * input's `cloud:index/ProviderBatching:ProviderBatching`; the same properties, declared once in config.ts.
+ */
+function configVariable(name: string, p: Property): Property {
+    const t = p.type.spec;
+    if (t.kind !== "object") return p;
+    return { ...p, type: { spec: { kind: "object", object: { ...t.object, token: `${PACKAGE_NAME}:config/${name}:${name}` } } } };
+}
+
 /** What the examples' names depend on beyond the tokens. */
 export function naming(): Naming {
     return {
@@ -114,7 +125,7 @@ export function buildSchema(): JsonObject {
     // inputs carry the flag, which keeps an explicit provider's values secret.
     const variables: JsonObject = {};
     for (const [name, p] of Object.entries(configProperties)) {
-        const { secret: _secret, ...rest } = propertySchema(p, objects);
+        const { secret: _secret, ...rest } = propertySchema(configVariable(name, p), objects);
         variables[name] = p.secret
             ? { ...rest, description: `${p.description ?? ""} Secret: set it with \`pulumi config set --secret ${PACKAGE_NAME}:${name}\`.`.trim() }
             : rest;

@@ -10,11 +10,12 @@ import { configKeyName, credentialTransportProblem, parseDuration, ResolvedConfi
 import { PropertyMap } from "../properties";
 import { describeStatus, failure, FailureContext } from "./apiErrors";
 import { Credentials, CredentialsError, credentialsFor } from "./auth";
-import { Code, IamError, redact } from "./errors";
+import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
 import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep } from "./parentPolicy";
 import { Policy } from "./policy";
+import { Pacer, QuotaWait, quotaAnswer } from "./quota";
 import { Backoff, RETRY, retryAfterMs } from "./retry";
 import { untrustedCertificateHint } from "./tls";
 import { Answer, Transport, Verb } from "./transport";
@@ -27,6 +28,8 @@ export interface FetcherOptions {
     credentials: Credentials;
     /** Budget for one call, retries included. */
     requestTimeoutMs: number;
+    /** How changes to one policy share read-modify-writes (config `batching`; see parentPolicy.ts, `gather`). */
+    batching: PolicyApi["batching"];
     /**
      * The settings as the user wrote them, for messages: where the endpoint came from (a config key, an
      * environment variable, or the default) and how to raise the timeout.
@@ -42,20 +45,24 @@ export interface FetcherOptions {
 
 /**
  * The fetcher's options for a resolved configuration: the one place config keys become fetcher settings.
- * `serviceManagementCustomEndpoint` and `requestTimeout` have defaults and were checked, so a resolved
- * configuration always has them, the duration parseable.
+ * `serviceManagementCustomEndpoint`, `requestTimeout` and `batching`'s properties have defaults and were checked,
+ * so a resolved configuration always has them, the durations parseable.
  */
 export function fetcherOptions(config: ResolvedConfig, log?: { debug(message: string): void; warn(message: string): void }): FetcherOptions {
     const v = config.values;
     const endpoint = v.serviceManagementCustomEndpoint;
     const requestTimeoutMs = v.requestTimeout === undefined ? undefined : parseDuration(v.requestTimeout);
-    if (endpoint === undefined || requestTimeoutMs === undefined) {
-        throw new Error("the resolved configuration lacks serviceManagementCustomEndpoint or a valid requestTimeout, which have defaults");
+    const enabled = v.batching?.enableBatching;
+    const sendAfterMs = v.batching?.sendAfter === undefined ? undefined : parseDuration(v.batching.sendAfter);
+    if (endpoint === undefined || requestTimeoutMs === undefined || enabled === undefined || sendAfterMs === undefined) {
+        throw new Error("the resolved configuration lacks serviceManagementCustomEndpoint, a valid requestTimeout or batching " +
+            "(enableBatching, a valid sendAfter), which have defaults");
     }
     return {
         endpoint,
         credentials: credentialsFor(config),
         requestTimeoutMs,
+        batching: { enabled, sendAfterMs },
         settings: {
             endpoint: config.sources.serviceManagementCustomEndpoint ?? `the default endpoint (set ${configKeyName("serviceManagementCustomEndpoint", config.origin)} for another)`,
             requestTimeout: configKeyName("requestTimeout", config.origin),
@@ -84,6 +91,8 @@ export class IamFetcher {
     private draining = false;
     /** Writes sent and confirmations running: what a shutdown waits for. */
     private readonly inFlight = new Set<Promise<unknown>>();
+    /** Every call's turn under the API's rate quota (quota.ts). */
+    readonly pacer = new Pacer();
 
     constructor(private readonly options: FetcherOptions) {
         const base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
@@ -155,6 +164,9 @@ export class IamFetcher {
             get requestTimeoutSetting() {
                 return fetcher.requestTimeoutSetting;
             },
+            get batching() {
+                return fetcher.options.batching;
+            },
             get signals() {
                 return { reading: fetcher.reading.signal, waiting: fetcher.waiting.signal };
             },
@@ -214,6 +226,9 @@ export class IamFetcher {
         let last = "";
         for (let attempt = 1; ; attempt++) {
             if (signal.aborted) throw cancelled(verb, parent);
+            const turn = await this.pacer.admit(deadline, (ms) => sleep(ms, signal), () => cancelled(verb, parent)).catch((e: unknown) => {
+                throw e instanceof QuotaWait ? this.quotaSpent(e, verb, parent) : e;
+            });
             let answer: Answer | undefined;
             try {
                 const authorization = await bounded(o.credentials.authorization(), deadline, signal,
@@ -222,6 +237,7 @@ export class IamFetcher {
                 // A write once sent is never aborted: it may land, and then it must be reported as done.
                 answer = await this.transport.send(url, payload, authorization, deadline - Date.now(), verb === "setIamPolicy" ? undefined : signal);
             } catch (e) {
+                turn.done();
                 if (signal.aborted) throw cancelled(verb, parent);
                 if (e instanceof IamError) throw e;
                 if (e instanceof CredentialsError) throw new IamError(e.message, undefined, Code.UNAUTHENTICATED);
@@ -237,6 +253,14 @@ export class IamFetcher {
                 last = `network error ${code || "socket hang up"}`;
             }
             if (answer) {
+                const quota = quotaAnswer(answer.status, parseGoogleError(answer.body));
+                if (quota) {
+                    // Not retried on a schedule: the call waits for its turn under the quota it just learned.
+                    turn.refused(quota);
+                    o.log?.(`${verb} of ${parentName(parent)} refused for quota (${describeStatus(answer)}); waiting for room`);
+                    continue;
+                }
+                turn.done();
                 if (answer.status >= 200 && answer.status < 300) return parsePolicy(answer.body, verb, parent);
                 if (!RETRY.statuses.has(answer.status)) throw failure(answer, verb, parent, this.failures);
                 last = describeStatus(answer);
@@ -251,6 +275,22 @@ export class IamFetcher {
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
             await sleep(wait, signal);
         }
+    }
+
+    /** The error of a call whose turn under the API's quota would come after its deadline. */
+    private quotaSpent(wait: QuotaWait, verb: Verb, parent: Parent): IamError {
+        const q = wait.quota;
+        const per = q.windowMs >= 86_400_000 ? "day" : "minute";
+        const whose = q.consumer ? `of ${q.consumer}` : "of the project the calls are billed to";
+        const limit = q.limit > 0 ? `${q.limit} requests per ${per}${q.limitName ? ` (${q.limitName})` : ""}` : "its limit";
+        const billed = this.options.userProject
+            ? `Calls are billed to project ${this.options.userProject} (billingProject with userProjectOverride).`
+            : "The quota is that of the credentials' project unless billingProject and userProjectOverride name another.";
+        return new IamError(`${verb} of ${parentName(parent)} was not sent: the Service Management API's rate quota ${whose} is ` +
+            `spent (${limit}), and this call's turn would come in ${Math.ceil(wait.turnInMs / 1000)}s, after the request timeout. ` +
+            `Raise ${this.requestTimeoutSetting} to wait for the quota, run fewer operations at once (\`pulumi up --parallel N\`), ` +
+            `or ask Google for a higher quota: https://console.cloud.google.com/apis/api/servicemanagement.googleapis.com/quotas. ${billed}`,
+        429, Code.RESOURCE_EXHAUSTED);
     }
 }
 

@@ -6,7 +6,7 @@
 //   waiting      changes queued for the next cycle
 //   running      whether a cycle loop is under way (gathering, reading, writing)
 //   last         the policy as the last cycle left it (Google's answer to its write, or its read); kept only
-//                while changes keep coming, as the next cycle's starting point
+//                while changes keep coming, as the next cycle's starting point when batching is enabled
 //   unconfirmed  the last write no read has shown yet, and what a read must show for it
 //   shared       a read in flight that identical reads join
 //
@@ -14,14 +14,18 @@
 //   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
 //             when that write is confirmed). A cycle loop starts if none runs. A change waiting past its
 //             requestTimeout fails, saying whether other changes held it up.
-//   gather    Before each cycle, GATHER_MS for company; after a cycle that answered k callers, up to REFILL_MS
-//             more for k new changes (the engine sends the next ones as it hears back): batches fill to the
-//             engine's parallelism.
-//   cycle     One read (none when `last` is set: the etag still guards the write), every change applied in
-//             arrival order (each a pure function of the policy: it is run again after a 409 or a split), one
-//             write with the read's etag. A 409 redoes the whole batch from a fresh read after a jittered
-//             backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch of several
-//             is narrowed down by halves, so only the refused change fails.
+//   gather    Before each cycle, the gathering window (config `batching.sendAfter`, 40 ms unless set) for
+//             company; after a cycle that answered k callers, more in 10 ms steps until k new changes wait or
+//             REFILL_MS (or the window, if longer) have passed in all (the engine sends the next ones as it hears
+//             back): batches fill to the engine's parallelism. Changes that arrive while a cycle reads or writes
+//             wait for the next cycle, so a batch also grows during a write. With `batching.enableBatching` false
+//             there is no gathering: each cycle takes the oldest change alone, so every change gets its own read
+//             and write, in arrival order.
+//   cycle     One read (none when `last` is set and batching is enabled: the etag still guards the write), every
+//             change applied in arrival order (each a pure function of the policy: it is run again after a 409 or
+//             a split), one write with the read's etag. A 409 redoes the whole batch from a fresh read after a
+//             jittered backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch
+//             of several is narrowed down by halves, so only the refused change fails.
 //   wrote     A write accepted on the etag of the unconfirmed write confirms it (the policy was still that
 //             write's when this one landed); otherwise that one is confirmed by reading. The shared read in
 //             flight is dropped: it may have begun before the write.
@@ -49,6 +53,8 @@ export interface PolicyApi {
     readonly requestTimeoutMs: number;
     /** The timeout setting as the user writes it (for messages). */
     readonly requestTimeoutSetting: string;
+    /** Config `batching`: see `gather`. */
+    readonly batching: Batching;
     /** Aborted by the engine's Cancel (and, for `reading`, by shutdown); replaced afterwards. */
     readonly signals: { reading: AbortSignal; waiting: AbortSignal };
     /** Keeps work a shutdown must wait for (writes sent, confirmations). */
@@ -71,8 +77,15 @@ export interface ChangeOptions {
 /** A change to a policy: the policy to write, or undefined when the current one already says what is wanted. */
 export type Change = (current: Policy) => Policy | undefined;
 
+/** Config `batching` as a ParentPolicy uses it (see `gather`). */
+export interface Batching {
+    /** False: every change gets a cycle of its own, with its own read, in arrival order. */
+    enabled: boolean;
+    /** The gathering window before a cycle. */
+    sendAfterMs: number;
+}
+
 /** See `gather`. */
-const GATHER_MS = 40;
 const REFILL_MS = 150;
 /** See `confirm`. */
 const CONFIRM_READS = 5;
@@ -194,7 +207,7 @@ export class ParentPolicy {
                     break;
                 }
                 if (this.waiting.length === 0) break;
-                const batch = this.waiting.splice(0);
+                const batch = this.api.batching.enabled ? this.waiting.splice(0) : this.waiting.splice(0, 1);
                 released = batch.length;
                 this.inCycle = true;
                 try {
@@ -214,8 +227,10 @@ export class ParentPolicy {
 
     /** See `gather`; false when cancelled. */
     private async gather(released: number, signal: AbortSignal): Promise<boolean> {
-        if (!await sleep(GATHER_MS, signal)) return false;
-        for (let waited = GATHER_MS; this.waiting.length < released && waited < REFILL_MS; waited += 10) {
+        const { enabled, sendAfterMs } = this.api.batching;
+        if (!enabled) return !signal.aborted;
+        if (!await sleep(sendAfterMs, signal)) return false;
+        for (let waited = sendAfterMs; this.waiting.length < released && waited < REFILL_MS; waited += 10) {
             if (!await sleep(10, signal)) return false;
         }
         return true;
@@ -248,7 +263,8 @@ export class ParentPolicy {
         const deadline = Math.min(...batch.map((p) => p.deadline));
         const backoff = new Backoff(RETRY.conflict);
         for (let conflicts = 0; ; conflicts++) {
-            const reuse = conflicts === 0 ? this.last : undefined;
+            // Without batching, every change reads for itself: `last` is not reused.
+            const reuse = conflicts === 0 && this.api.batching.enabled ? this.last : undefined;
             this.last = undefined;
             // Its own read: neither shared nor waiting for a confirmation (the etag guards the write).
             const current = reuse ?? await this.api.read(this.parent, deadline, this.api.signals.reading);

@@ -21,7 +21,7 @@ import { Backoff, RETRY } from "./retry";
 /** What Google's quota answer says (its ErrorInfo metadata), as far as it says it. */
 export interface QuotaAnswer {
     /** Calls allowed per window (quota_limit_value). */
-    limit?: number;
+    limit: number;
     windowMs: number;
     /** The quota limit's name (quota_limit), e.g. DefaultRequestsPerMinutePerProject. */
     limitName?: string;
@@ -40,8 +40,8 @@ function errorInfoMetadata(details: readonly unknown[]): Map<string, string> {
 }
 
 /**
- * Google's quota answer, from a 429's error (status RESOURCE_EXHAUSTED): undefined for any other 429, which is
- * retried as a transient failure.
+ * Google's quota answer, from a 429's error (status RESOURCE_EXHAUSTED whose ErrorInfo names the limit's value):
+ * undefined for any other 429, which is retried as a transient failure.
  */
 export function quotaAnswer(status: number, error: { status?: string; message?: string; details?: unknown[] }): QuotaAnswer | undefined {
     if (status !== 429 || error.status !== "RESOURCE_EXHAUSTED") return undefined;
@@ -49,8 +49,9 @@ export function quotaAnswer(status: number, error: { status?: string; message?: 
     const limit = Number(meta.get("quota_limit_value"));
     const limitName = meta.get("quota_limit");
     const perDay = /day/i.test(`${limitName ?? ""} ${error.message ?? ""}`);
+    if (!Number.isInteger(limit) || limit <= 0) return undefined;
     return {
-        limit: Number.isInteger(limit) && limit > 0 ? limit : undefined,
+        limit,
         windowMs: perDay ? 86_400_000 : 60_000,
         limitName,
         consumer: meta.get("consumer"),
@@ -105,11 +106,11 @@ export class Pacer {
             const now = this.now();
             const quota = this.quota;
             if (quota) while (this.sent.length && this.sent[0] <= now - quota.windowMs) this.sent.shift();
-            const full = quota?.limit !== undefined && this.sent.length >= quota.limit;
+            const full = quota !== undefined && this.sent.length >= quota.limit;
             // The oldest call leaves the window a little after windowMs (clocks differ; Google counts on arrival).
             const at = Math.max(this.pausedUntil, full && quota ? this.sent[0] + quota.windowMs + 250 : 0);
             if (at <= now) return this.record();
-            if (at > deadline) throw new QuotaWait(quota ?? { windowMs: 60_000 }, at - now);
+            if (at > deadline) throw new QuotaWait(quota ?? { limit: 0, windowMs: 60_000 }, at - now);
             if (!await sleep(at - now)) throw cancelled();
         }
     }
@@ -126,9 +127,9 @@ export class Pacer {
                 if (i >= 0) this.sent.splice(i, 1);
                 const windowStart = this.now() - answer.windowMs;
                 const ours = this.sent.filter((t) => t > windowStart).length;
-                this.quota = { ...answer, limit: answer.limit ?? Math.max(1, ours) };
+                this.quota = answer;
                 // Our own calls do not fill the quota: someone else's do. Pause for all, longer each time.
-                if (ours < (this.quota.limit ?? 0)) this.pausedUntil = Math.max(this.pausedUntil, this.now() + this.pause.next());
+                if (ours < answer.limit) this.pausedUntil = Math.max(this.pausedUntil, this.now() + this.pause.next());
             },
             done: () => this.pause.reset(),
         };

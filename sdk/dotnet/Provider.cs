@@ -59,6 +59,12 @@ namespace Pulumi.Cloud
         }
 
         /// <summary>
+        /// Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+        /// </summary>
+        [Input("batching", json: true)]
+        public Input<Inputs.ProviderBatchingArgs>? Batching { get; set; }
+
+        /// <summary>
         /// The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
         /// </summary>
         [Input("billingProject")]

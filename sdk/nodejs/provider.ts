@@ -2,6 +2,8 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "./types/input";
+import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
@@ -35,6 +37,7 @@ export class Provider extends pulumi.ProviderResource {
         opts = opts || {};
         {
             resourceInputs["accessToken"] = args?.accessToken ? pulumi.secret(args.accessToken) : undefined;
+            resourceInputs["batching"] = pulumi.output(args?.batching).apply(JSON.stringify);
             resourceInputs["billingProject"] = args?.billingProject;
             resourceInputs["credentials"] = args?.credentials ? pulumi.secret(args.credentials) : undefined;
             resourceInputs["iamCredentialsCustomEndpoint"] = args?.iamCredentialsCustomEndpoint;
@@ -59,6 +62,10 @@ export interface ProviderArgs {
      * A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
      */
     accessToken?: pulumi.Input<string | undefined>;
+    /**
+     * Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+     */
+    batching?: pulumi.Input<inputs.ProviderBatching | undefined>;
     /**
      * The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
      */

@@ -47,7 +47,7 @@ describe("e2e: Pulumi YAML program with the real engine", function () {
 
     before(async function () {
         skipUnless(this, toolsMissing(["pulumi", "pulumi-language-yaml"]));
-        emu = await startEmulator({ accessTokens: [token] });
+        emu = await startEmulator({ accessTokens: [token], allowConditions: true });
         emu.createService(SERVICE, "example-project");
         emu.setPolicy(SERVICE_PARENT, { bindings: [OUTSIDER] });
         emu.setPolicy(CONSUMER_PARENT, { bindings: [EXISTING] });

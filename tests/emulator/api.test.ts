@@ -26,7 +26,8 @@ describe("emulator: Service Management API", function () {
         post(`${parent}:setIamPolicy`, { policy, ...extra });
 
     before(async () => {
-        emu = await startEmulator({ accessTokens: [FULL], deniedTokens: [DENIED] });
+        // Some tests write conditional bindings, which Service Management refuses by default.
+        emu = await startEmulator({ accessTokens: [FULL], deniedTokens: [DENIED], allowConditions: true });
     });
     after(async () => {
         await emu.close();

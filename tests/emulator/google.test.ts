@@ -27,7 +27,8 @@ describe("emulator: Google's behaviour", function () {
     };
 
     before(async () => {
-        emu = await startEmulator({ accessTokens: [TOKEN] });
+        // The rules of conditional bindings are checked as if Google took them (it refuses them by default).
+        emu = await startEmulator({ accessTokens: [TOKEN], allowConditions: true });
     });
     after(() => emu.close());
     beforeEach(() => {

@@ -1,10 +1,12 @@
 // Operating the emulator: request log, fault injection, persisted state, the admin surface and the CLI.
 
 import { expect } from "chai";
-import { spawn } from "child_process";
+import { spawn, type ChildProcess } from "child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from "fs";
+import { createServer, type AddressInfo } from "net";
 import { tmpdir } from "os";
 import { join, resolve } from "path";
+import { Readable } from "stream";
 import { createInterface } from "readline";
 import { startEmulator, type Emulator, type Policy, type ServiceAccountKey } from "../../emulator";
 import { body, call, signJwt } from "./http";
@@ -13,6 +15,38 @@ const TOKEN = "ops-token";
 const SERVICE = "ops.endpoints.my-project.cloud.goog";
 /** build/tests/emulator → repository root. */
 const ROOT = resolve(__dirname, "../../..");
+const MAIN = join(ROOT, "build", "emulator", "main.js");
+/** Every flag of the CLI, in the order --help lists them. */
+const FLAGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime",
+    "propagation-ms", "missing-service", "quota-per-minute", "allow-conditions", "mint-key", "mint-email", "tls-cert",
+    "tls-key", "help"];
+
+/** Runs the built CLI to its end (for runs that start nothing). */
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    // "close", not "exit": both pipes are read to their end.
+    return new Promise((done) => child.on("close", (code) => done({ code, stdout, stderr })));
+}
+
+/** The first line `stream` carries; fails when it ends before one. */
+function firstLine(stream: NodeJS.ReadableStream, what: string): Promise<string> {
+    return new Promise((done, fail) => {
+        let text = "";
+        const onData = (d: Buffer | string): void => {
+            text += d.toString();
+            const nl = text.indexOf("\n");
+            if (nl < 0) return;
+            stream.off("data", onData);
+            done(text.slice(0, nl));
+        };
+        stream.on("data", onData);
+        stream.once("end", () => fail(new Error(`${what} ended before a line: ${JSON.stringify(text)}`)));
+    });
+}
 
 describe("emulator: operations", function () {
     this.timeout(15_000);
@@ -100,7 +134,7 @@ describe("emulator: operations", function () {
 
     it("persists services, policies, keys and refresh tokens in --state across two emulators", async () => {
         const state = join(dir, "state.json");
-        const first = await startEmulator({ accessTokens: [TOKEN], state });
+        const first = await startEmulator({ accessTokens: [TOKEN], state, allowConditions: true });
         let key: ServiceAccountKey;
         let set: Policy;
         let user: ReturnType<Emulator["mintAuthorizedUser"]>;
@@ -122,7 +156,7 @@ describe("emulator: operations", function () {
         expect(statSync(state).mode & 0o777).to.equal(0o600);
         expect(readFileSync(state, "utf8")).to.not.contain(user.refresh_token);
 
-        const second = await startEmulator({ accessTokens: [TOKEN], state });
+        const second = await startEmulator({ accessTokens: [TOKEN], state, allowConditions: true });
         try {
             const got = await call("GET", `${second.url}services/${SERVICE}`, { token: TOKEN });
             expect(got.json).to.deep.equal({ serviceName: SERVICE, producerProjectId: "my-project" });
@@ -190,6 +224,10 @@ describe("emulator: operations", function () {
             expect(ok.status).to.equal(200);
             expect((await call("POST", `${line}services/${SERVICE}:getIamPolicy`, { token: "cli-d" })).status).to.equal(403);
             expect((await call("POST", `${line}services/none.example.com:getIamPolicy`, { token: "cli-a" })).status).to.equal(404);
+            // Without --allow-conditions, a conditional binding is refused.
+            const conditional = await call("POST", `${line}services/${SERVICE}:setIamPolicy`, { token: "cli-a", body: { policy: { version: 3,
+                bindings: [{ role: "roles/servicemanagement.reporter", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }] } } });
+            expect(conditional.status, conditional.text).to.equal(400);
             const origin = line.slice(0, -"/v1/".length);
             const t = await call("POST", `${origin}/token`, { body: { grant_type: "refresh_token", refresh_token: "x", client_id: "y", client_secret: "z" } });
             expect(t.status).to.equal(400);
@@ -201,17 +239,132 @@ describe("emulator: operations", function () {
         }
     });
 
-    for (const [flag, value] of [["--fault-rate", "3"], ["--missing-service", "500"], ["--propagation-ms", "-1"]]) {
-        it(`CLI: refuses ${flag} ${value} with exit status 2`, async () => {
-            const child = spawn(join(ROOT, "bin", "cloud-emulator"), [flag, value], { stdio: ["ignore", "pipe", "pipe"] });
-            let stderr = "";
-            let stdout = "";
-            child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-            child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
-            const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
+    for (const args of [["--fault-rate", "3"], ["--missing-service", "500"], ["--propagation-ms", "-1"], ["--quota-per-minute", "0"],
+        ["--quota-per-minute", "1.5"], ["--port"], ["--bogus"], ["--allow-conditions", "yes"]]) {
+        it(`CLI: refuses ${args.join(" ")} with a one-line reason on stderr, a pointer to --help, and exit status 2`, async () => {
+            const { code, stdout, stderr } = await runCli(args);
             expect(code).to.equal(2);
             expect(stdout).to.equal("");
-            expect(stderr).to.contain(flag);
+            const lines = stderr.split("\n");
+            expect(lines, stderr).to.have.length(3);
+            // The reason names what was wrong: the flag, and the value when one was given.
+            const culprit = args[0] === "--allow-conditions" ? args[1] : args[0];
+            expect(lines[0]).to.match(/^cloud-emulator: /).and.contain(culprit);
+            if (args.length === 2 && culprit === args[0]) expect(lines[0]).to.contain(`"${args[1]}"`);
+            expect(lines[1]).to.contain("--help");
+            expect(lines[2]).to.equal("");
         });
     }
+
+    for (const flag of ["--help", "-h"]) {
+        it(`CLI: ${flag} prints every flag with its meaning and default on stdout, starts nothing, and exits 0`, async () => {
+            // With other flags too: asking for help never starts the emulator.
+            const { code, stdout, stderr } = await runCli(["--port", "0", flag]);
+            expect(code).to.equal(0);
+            expect(stderr).to.equal("");
+            expect(stdout).to.match(/^usage: cloud-emulator /).and.not.match(/https?:\/\//);
+            // Each flag: a line `  --flag [VALUE]`, then its description indented below it.
+            const blocks = new Map<string, string>();
+            let current = "";
+            for (const line of stdout.split("\n")) {
+                const head = /^ {2}--([a-z-]+)(?: \S+)?$/.exec(line);
+                if (head) blocks.set((current = head[1]), "");
+                else if (current && line.startsWith("      ")) blocks.set(current, `${blocks.get(current)} ${line.trim()}`);
+                else current = "";
+            }
+            expect([...blocks.keys()]).to.deep.equal(FLAGS);
+            for (const [name, text] of blocks) {
+                expect(text.length, name).to.be.above(20);
+                if (name !== "help") expect(text, name).to.match(/\(.*default: [^)]+\)$/);
+            }
+            expect(blocks.get("quota-per-minute")).to.contain("120").and.contain("default: no quota");
+            expect(blocks.get("allow-conditions")).to.contain("default: off");
+            expect(blocks.get("port")).to.contain("default: 0");
+        });
+    }
+
+    it("CLI: a port in use exits 1 naming the port, with how to pick another or let the emulator pick", async () => {
+        const holder = createServer();
+        await new Promise<void>((done) => holder.listen(0, "127.0.0.1", done));
+        try {
+            const port = (holder.address() as AddressInfo).port;
+            const { code, stdout, stderr } = await runCli(["--port", String(port)]);
+            expect(code).to.equal(1);
+            expect(stdout).to.equal("");
+            expect(stderr.trimEnd().split("\n"), stderr).to.have.length(1);
+            expect(stderr).to.contain(`port ${port} is already in use`).and.contain("--port N").and.contain("--port 0");
+        } finally {
+            await new Promise((done) => holder.close(done));
+        }
+    });
+
+    it("CLI: --quota-per-minute and --allow-conditions reach the server", async () => {
+        const child = spawn(process.execPath, [MAIN, "--access-token", "cli-q", "--quota-per-minute", "2", "--allow-conditions"],
+            { stdio: ["ignore", "pipe", "ignore"] });
+        const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+        try {
+            const url = await firstLine(child.stdout, "the emulator's stdout");
+            const created = await call("POST", `${url}services`, { token: "cli-q", body: { serviceName: SERVICE, producerProjectId: "my-project" } });
+            expect(created.status).to.equal(200);
+            const conditional = await call("POST", `${url}services/${SERVICE}:setIamPolicy`, { token: "cli-q", body: { policy: { version: 3,
+                bindings: [{ role: "roles/servicemanagement.reporter", members: ["user:a@example.com"], condition: { title: "t", expression: "true" } }] } } });
+            expect(conditional.status, conditional.text).to.equal(200);
+            const third = await call("POST", `${url}services/${SERVICE}:getIamPolicy`, { token: "cli-q" });
+            expect(third.status).to.equal(429);
+            expect(body<{ error: { status: string } }>(third).error.status).to.equal("RESOURCE_EXHAUSTED");
+            const log = await call("GET", `${url.slice(0, -"/v1/".length)}/__emulator/requests`);
+            expect(body<{ quotaRefusals: number }>(log).quotaRefusals).to.equal(1);
+            child.kill("SIGINT");
+            expect(await exited).to.equal(0);
+        } finally {
+            if (child.exitCode === null) child.kill("SIGKILL");
+        }
+    });
+
+    describe("CLI: stops with the process that started it", () => {
+        let wrapper: ChildProcess | undefined;
+        /** The emulator's pid while it may still run: known from the wrapper, forgotten once it has exited. */
+        let emulatorPid: number | undefined;
+        after(() => {
+            // Only what this test started, and only if it was not seen to end.
+            if (emulatorPid !== undefined) process.kill(emulatorPid, "SIGKILL");
+            if (wrapper && wrapper.exitCode === null && wrapper.signalCode === null) wrapper.kill("SIGKILL");
+        });
+
+        it("npm run emulator execs node, so the signals npm forwards reach the emulator itself", () => {
+            const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+            expect(pkg.scripts.emulator).to.match(/&& exec node build\/emulator\/main\.js$/);
+        });
+
+        it("exits within a few seconds once its parent is killed with SIGKILL (which it cannot forward)", async () => {
+            // A shell stands in for npm: it starts the emulator in the background, tells its pid on fd 3, and waits.
+            wrapper = spawn("/bin/sh", ["-c", '"$0" "$1" --port 0 3>&- & echo $! >&3; wait', process.execPath, MAIN],
+                { stdio: ["ignore", "pipe", "pipe", "pipe"] });
+            const [stdout, stderr, pidPipe] = [wrapper.stdio[1], wrapper.stdio[2], wrapper.stdio[3]];
+            if (!stdout || !stderr || !(pidPipe instanceof Readable)) throw new Error("the wrapper's pipes are missing");
+            emulatorPid = Number(await firstLine(pidPipe, "the wrapper's pid pipe"));
+            const url = await firstLine(stdout, "the emulator's stdout");
+            const origin = url.slice(0, -"/v1/".length);
+            expect((await call("GET", `${origin}/__emulator/requests`)).status).to.equal(200);
+            let log = "";
+            stderr.on("data", (d: Buffer) => { log += d.toString(); });
+            // The emulator holds the write end of stdout until it exits: its end is the emulator's end.
+            stdout.resume();
+            const ended = new Promise<void>((done) => stdout.once("end", done));
+            const killedAt = Date.now();
+            wrapper.kill("SIGKILL");
+            let deadline: NodeJS.Timeout | undefined;
+            await Promise.race([ended, new Promise((_, fail) => {
+                deadline = setTimeout(() => fail(new Error("the emulator still runs 5 s after its parent was killed")), 5000);
+            })]).finally(() => clearTimeout(deadline));
+            emulatorPid = undefined;
+            expect(Date.now() - killedAt).to.be.below(5000);
+            expect(log).to.contain("stopping: the parent process");
+            const afterwards = await call("GET", `${origin}/__emulator/requests`).then(
+                (r) => `answered ${r.status}`,
+                (e: NodeJS.ErrnoException) => e.code,
+            );
+            expect(afterwards).to.equal("ECONNREFUSED");
+        });
+    });
 });

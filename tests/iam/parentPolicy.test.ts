@@ -4,7 +4,7 @@
 
 import { expect } from "chai";
 import { Code, IamError } from "../../provider/iam/errors";
-import { ParentPolicy, PolicyApi } from "../../provider/iam/parentPolicy";
+import { Batching, ParentPolicy, PolicyApi } from "../../provider/iam/parentPolicy";
 import { Policy } from "../../provider/iam/policy";
 
 const ROLE = "roles/servicemanagement.serviceConsumer";
@@ -22,6 +22,8 @@ class FakeApi implements PolicyApi {
     inFlight: Promise<unknown>[] = [];
     requestTimeoutMs = 5000;
     requestTimeoutSetting = "cloud:requestTimeout";
+    /** The config's default (`batching` unset). */
+    batching: Batching = { enabled: true, sendAfterMs: 40 };
     private reading = new AbortController();
     private waiting = new AbortController();
 
@@ -171,5 +173,59 @@ describe("one policy's life (ParentPolicy)", function () {
         api.requestTimeoutMs = 1;
         const alone = await pp.change(add("user:a@x.com")).then(() => "", (e: Error) => e.message);
         expect(alone).to.contain("ran out before the change").and.contain("cloud:requestTimeout").and.not.contain("busy");
+    });
+
+    it("gather: the window is batching.sendAfter; nothing is read before it ends", async () => {
+        api.batching = { enabled: true, sendAfterMs: 200 };
+        const started = Date.now();
+        const changes = ["a", "b"].map((m) => pp.change(add(`user:${m}@x.com`)));
+        await sleep(120);
+        expect(api.calls).to.deep.equal([]);
+        await Promise.all(changes);
+        expect(Date.now() - started).to.be.at.least(200);
+        expect(api.calls).to.deep.equal(["read", "write@e0"]);
+    });
+
+    describe("with batching disabled (enableBatching: false)", () => {
+        beforeEach(() => {
+            api.batching = { enabled: false, sendAfterMs: 40 };
+        });
+
+        it("gather: changes that arrive together each get a read and a write of their own, in arrival order", async () => {
+            const answers = await Promise.all(["a", "b", "c"].map((m) => pp.change(add(`user:${m}@x.com`), { confirm: has(`user:${m}@x.com`) })));
+            // Each caller gets Google's answer to its own write.
+            expect(answers.map((a) => a.etag)).to.deep.equal(["e1", "e2", "e3"]);
+            expect(api.calls).to.deep.equal(["read", "write@e0", "read", "write@e1", "read", "write@e2"]);
+            // Applied one after another in arrival order: the binding lists them as they came.
+            expect(api.policy.bindings).to.deep.equal([{ role: ROLE, members: ["user:a@x.com", "user:b@x.com", "user:c@x.com"] }]);
+            // Each write was accepted on the etag of the one before, which confirms it: only the last is read back.
+            await sleep(100);
+            expect(api.calls.slice(6)).to.deep.equal(["read"]);
+        });
+
+        it("gather: there is no window; the read starts at once", async () => {
+            const change = pp.change(add("user:a@x.com"));
+            await sleep(1);
+            expect(api.calls).to.deep.equal(["read"]);
+            await change;
+        });
+
+        it("cycle: the next change reads for itself instead of starting from the last answer", async () => {
+            await pp.change(add("user:a@x.com"));
+            await pp.change(add("user:b@x.com"));
+            expect(api.calls.slice(0, 4)).to.deep.equal(["read", "write@e0", "read", "write@e1"]);
+            expect(members()).to.deep.equal(["user:a@x.com", "user:b@x.com"]);
+        });
+
+        it("cancel: changes not yet written fail as cancelled; the one being written completes", async () => {
+            const results = Promise.allSettled(["a", "b", "c"].map((m) => pp.change(add(`user:${m}@x.com`))));
+            while (!api.calls.includes("write@e0")) await sleep(1);
+            api.cancel();
+            const settled = await results;
+            expect(settled.map((r) => r.status)).to.deep.equal(["fulfilled", "rejected", "rejected"]);
+            const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+            expect(errors.every((e) => e instanceof IamError && e.code === Code.CANCELLED)).to.equal(true);
+            expect(members()).to.deep.equal(["user:a@x.com"]);
+        });
     });
 });

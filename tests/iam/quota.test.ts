@@ -47,7 +47,8 @@ describe("the API's rate quota", () => {
             limit: 120, windowMs: 60_000, limitName: "DefaultRequestsPerMinutePerProject", consumer: "projects/123456",
         });
         expect(quotaAnswer(429, exhausted(10_000, "DefaultRequestsPerDayPerProject"))?.windowMs).to.equal(86_400_000);
-        expect(quotaAnswer(429, exhausted())?.limit).to.equal(undefined);
+        // Without the limit's value it is a 429 like any other (a transient refusal, retried on its backoff).
+        expect(quotaAnswer(429, exhausted())).to.equal(undefined);
         expect(quotaAnswer(429, { status: "UNAVAILABLE" })).to.equal(undefined);
         expect(quotaAnswer(503, exhausted(120))).to.equal(undefined);
     });

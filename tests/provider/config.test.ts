@@ -4,7 +4,7 @@ import { expect } from "chai";
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
 import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/config";
 import { fetcherOptions } from "../../provider/iam/fetcher";
-import { SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE } from "../../provider/properties";
+import { PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE, Value } from "../../provider/properties";
 
 describe("provider configuration", () => {
     it("uses the protocol's own secret and unknown markers", () => {
@@ -61,6 +61,39 @@ describe("provider configuration", () => {
         const set = resolved({ accessToken: "ya29.x", requestTimeout: "1m30s", serviceManagementCustomEndpoint: "http://127.0.0.1:9/v1/", billingProject: "billed-1" });
         expect(set).to.deep.include({ endpoint: "http://127.0.0.1:9/v1/", requestTimeoutMs: 90_000, userProject: undefined });
         expect(resolved({ accessToken: "ya29.x", billingProject: "billed-1", userProjectOverride: true }).userProject).to.equal("billed-1");
+        expect(defaults.batching).to.deep.equal({ enabled: true, sendAfterMs: 40 });
+    });
+
+    it("takes `batching` as stack config (JSON) or as the provider resource's input, its unset properties defaulted", () => {
+        const batching = (args: Record<string, string | PropertyMap> | undefined, variables: [string, string][] = []) => {
+            const { config, failures } = resolveConfig({ accessToken: "ya29.x", ...configFromRequest(args, new Map(variables)) }, {});
+            expect(failures).to.deep.equal([]);
+            return { values: config!.values.batching, options: fetcherOptions(config!).batching };
+        };
+        // `pulumi config set cloud:batching '{"enableBatching":false}'`: a JSON string variable.
+        expect(batching(undefined, [["cloud:config:batching", "{\"enableBatching\":false}"]])).to.deep.equal({
+            values: { enableBatching: false, sendAfter: "40ms" }, options: { enabled: false, sendAfterMs: 40 },
+        });
+        // A provider resource: the SDKs send an object-typed input as JSON text; typed as an object works too.
+        expect(batching({ batching: "{\"sendAfter\":\"300ms\"}" }).options).to.deep.equal({ enabled: true, sendAfterMs: 300 });
+        expect(batching({ batching: { enableBatching: false, sendAfter: "1s" } }).options).to.deep.equal({ enabled: false, sendAfterMs: 1000 });
+        expect(batching(undefined).values).to.deep.equal({ enableBatching: true, sendAfter: "40ms" });
+    });
+
+    it("checks `batching`'s properties by their path, and refuses keys it does not have", () => {
+        const failures = (batching: Value) => checkConfig({ batching }).failures;
+        const [late] = failures({ sendAfter: "soon" });
+        expect(late.property).to.equal("batching.sendAfter");
+        expect(late.reason).to.contain("`batching.sendAfter`").and.contain("is not a duration such as");
+        // The same from stack config's JSON text.
+        expect(failures(JSON.stringify({ sendAfter: "soon" })).map((f) => f.property)).to.deep.equal(["batching.sendAfter"]);
+        const [flag] = failures({ enableBatching: "no" });
+        expect(flag).to.deep.equal({ property: "batching.enableBatching", reason: "`batching.enableBatching` must be a boolean, but a string was given" });
+        const [unknown] = failures({ enableBatching: true, batchSize: 10 });
+        expect(unknown.property).to.equal("batching.batchSize");
+        expect(unknown.reason).to.contain("not a known property").and.contain("`enableBatching`, `sendAfter`");
+        expect(failures("soon").map((f) => f.reason)).to.deep.equal(["`batching` must be an object, but a string was given"]);
+        expect(failures({})).to.deep.equal([]);
     });
 
     it("names the key, the rule and the environment variable that broke it", () => {

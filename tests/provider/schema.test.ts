@@ -74,6 +74,15 @@ describe("schema.json", () => {
         expect(Object.keys(schema.provider.inputProperties)).to.deep.equal(Object.keys(schema.config.variables));
     });
 
+    it("names `batching`'s object type as Pulumi GCP does: ProviderBatching for the provider, config.Batching for stack config", () => {
+        expect(schema.provider.inputProperties.batching.$ref).to.equal("#/types/cloud:index/ProviderBatching:ProviderBatching");
+        expect(schema.config.variables.batching.$ref).to.equal("#/types/cloud:config/batching:batching");
+        const provider = schema.types["cloud:index/ProviderBatching:ProviderBatching"];
+        expect(schema.types["cloud:config/batching:batching"]).to.deep.equal(provider);
+        expect(provider.properties.enableBatching.type).to.equal("boolean");
+        expect(provider.properties.sendAfter.type).to.equal("string");
+    });
+
     it("declares every referenced type", () => {
         const refs = [...committed.matchAll(/"\$ref": "#\/types\/([^"]+)"/g)].map((m) => m[1]);
         expect(refs.length).to.be.greaterThan(0);

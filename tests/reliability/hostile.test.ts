@@ -46,6 +46,7 @@ const validFor: Record<string, string[]> = {
     accessToken: ["dot-dot", "traversal", "a/../b", "slash", "a/b", "JSON null", "secret-wrapped traversal"],
     impersonateServiceAccountDelegates: ["empty list", "empty string", "space", "whitespace"], // no delegates
     userProjectOverride: ["true", "false", "JSON null"],
+    batching: ["empty object", "JSON null"], // every property defaulted; unset
     credentials: ["secret-wrapped traversal"], // a path: tried at use, in the next test
 };
 

@@ -3,7 +3,8 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { SERVICE_FN, useStack } from "../support/plugin";
+import { PropertyMap, Value } from "../../provider/properties";
+import { rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.batching-test-token";
 const SERVICE = "batch.endpoints.my-project.cloud.goog";
@@ -94,5 +95,102 @@ describe("batched read-modify-writes", function () {
         expect(members()).to.deep.equal([...fresh].sort());
         expect((stack.emu.getPolicy(PARENT).bindings ?? []).find((b) => b.role === "roles/viewer")?.members).to.deep.equal(["user:bystander@example.com"]);
         console.log(`      200 creates and deletes at once: ${stack.emu.requestCount} API calls`);
+    });
+});
+
+describe("the batching setting (cloud:batching, as Pulumi GCP's)", function () {
+    this.timeout(120_000);
+    const SETTING_TOKEN = "ya29.batching-setting-token";
+    const stack = useStack(SETTING_TOKEN, [SERVICE]);
+    const N = 10;
+    const emails = (tag: string) => Array.from({ length: N }, (_, i) => `user:${tag}${String(i).padStart(2, "0")}@example.com`);
+    const members = () => (stack.emu.getPolicy(PARENT).bindings ?? []).filter((b) => b.role === ROLE).flatMap((b) => b.members).sort();
+    const verbs = () => stack.emu.requests.map((r) => r.path.split(":").pop());
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /** The provider resource's inputs pointing at the emulator, as an SDK sends them (objects as JSON text). */
+    const providerInputs = (batching: Value): PropertyMap => ({
+        serviceManagementCustomEndpoint: stack.emu.url, accessToken: SETTING_TOKEN, requestTimeout: "20s", batching,
+    });
+
+    // A lookup first: it waits for the confirmation of the previous test's last write, if one is still running.
+    beforeEach(async () => {
+        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        await stack.configure();
+        stack.emu.setPolicy(PARENT, {});
+        stack.emu.resetRequests();
+    });
+    afterEach(() => stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 }));
+
+    it("CheckConfig and Configure accept it as stack config JSON and as the provider resource's input; failures name the property", async () => {
+        const accepted: Value[] = [JSON.stringify({ enableBatching: false, sendAfter: "300ms" }), { enableBatching: false }, { sendAfter: "1s" }, {}];
+        for (const batching of accepted) {
+            expect((await stack.plugin.checkConfig({ accessToken: SETTING_TOKEN, batching })).failures, JSON.stringify(batching)).to.deep.equal([]);
+        }
+        await stack.configure({ "cloud:config:batching": JSON.stringify({ enableBatching: false, sendAfter: "2s" }) });
+        await stack.plugin.configure(providerInputs(JSON.stringify({ enableBatching: true, sendAfter: "100ms" })));
+        await stack.plugin.configure(providerInputs({ enableBatching: false }));
+        const failures = async (batching: Value) => (await stack.plugin.checkConfig({ batching })).failures;
+        const [late] = await failures({ sendAfter: "soon" });
+        expect(late.property).to.equal("batching.sendAfter");
+        expect(late.reason).to.contain("\"soon\" is not a duration such as \"60s\"");
+        expect(await failures(JSON.stringify({ enableBatching: "no" }))).to.deep.equal([
+            { property: "batching.enableBatching", reason: "`batching.enableBatching` must be a boolean, but a string was given" },
+        ]);
+        const [unknown] = await failures({ sendAfter: "1s", batchSize: 10 });
+        expect(unknown.property).to.equal("batching.batchSize");
+        expect(unknown.reason).to.contain("is not a known property; the known properties are `enableBatching`, `sendAfter`");
+        const err = await rpcError(stack.configure({ "cloud:config:batching": JSON.stringify({ sendAfter: "soon" }) }));
+        expect(err.details).to.contain("`batching.sendAfter`").and.contain("not a duration");
+        await stack.configure();
+    });
+
+    it(`by default, ${N * 2} concurrent Member creates on one parent share a few read-modify-writes`, async () => {
+        stack.emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
+        const all = [...emails("a"), ...emails("b")];
+        await Promise.all(all.map((m) => stack.plugin.create(MEMBER, member(m))));
+        const writes = verbs().filter((v) => v === "setIamPolicy").length;
+        expect(writes).to.be.within(1, 3);
+        expect(members()).to.deep.equal([...all].sort());
+    });
+
+    const disabled: [string, () => Promise<unknown>][] = [
+        ["stack config cloud:batching", () => stack.configure({ "cloud:config:batching": JSON.stringify({ enableBatching: false }) })],
+        ["the provider resource's input", () => stack.plugin.configure(providerInputs(JSON.stringify({ enableBatching: false })))],
+    ];
+    for (const [how, configure] of disabled) {
+        it(`with enableBatching false (${how}), ${N} concurrent creates cost exactly ${N} reads and ${N} writes, then one read-back`, async () => {
+            await configure();
+            // Calls of 100 ms: every create has arrived before the first read-modify-write ends.
+            stack.emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
+            const all = emails("s");
+            await Promise.all(all.map((m) => stack.plugin.create(MEMBER, member(m))));
+            await sleep(600); // the last write's confirming read (each earlier write is confirmed by the next, on its etag)
+            // Each change is a read and a write of its own, one change after another, none waiting for company.
+            const cycles = Array.from({ length: N }, () => ["getIamPolicy", "setIamPolicy"]).flat();
+            expect(verbs()).to.deep.equal([...cycles, "getIamPolicy"]);
+            expect(stack.emu.requests.map((r) => r.status)).to.deep.equal(Array(2 * N + 1).fill(200));
+            expect(members()).to.deep.equal([...all].sort());
+        });
+    }
+
+    it("sendAfter is the wait before the first read: 300ms when set so, against 40ms by default", async () => {
+        /** How long after a create is sent its first read reaches the API. */
+        const firstRead = async (m: string): Promise<number> => {
+            stack.emu.resetRequests();
+            const started = Date.now();
+            const create = stack.plugin.create(MEMBER, member(m));
+            while (!stack.emu.requests.some((r) => r.path.endsWith(":getIamPolicy"))) await sleep(1);
+            const elapsed = Date.now() - started;
+            await create;
+            await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }); // waits for the write's confirmation
+            return elapsed;
+        };
+        const fast = await firstRead("user:fast@example.com");
+        await stack.configure({ "cloud:config:batching": JSON.stringify({ sendAfter: "300ms" }) });
+        const slow = await firstRead("user:slow@example.com");
+        expect(slow).to.be.at.least(300);
+        expect(fast).to.be.below(slow - 150);
+        expect(members()).to.deep.equal(["user:fast@example.com", "user:slow@example.com"]);
+        console.log(`      first read ${fast} ms after a create by default, ${slow} ms with sendAfter 300ms`);
     });
 });

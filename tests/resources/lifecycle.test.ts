@@ -25,6 +25,8 @@ const parents: { kind: Kind; prefix: string; type: string; inputs: PropertyMap; 
 
 describe("policy resources", function () {
     const stack = useStack(TOKEN, [SERVICE]);
+    // These resources write conditional bindings, which the emulator refuses by default as Google does.
+    before(() => stack.emu.setBehavior({ allowConditions: true }));
 
     // Each test waits for what it caused: a lookup of a parent waits until the plugin has read back (confirmed)
     // the last write to it, so no request of this test reaches the next one's log.

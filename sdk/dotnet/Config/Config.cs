@@ -42,6 +42,16 @@ namespace Pulumi.Cloud
             set => _accessToken.Set(value);
         }
 
+        private static readonly __Value<Pulumi.Cloud.Config.Types.Batching?> _batching = new __Value<Pulumi.Cloud.Config.Types.Batching?>(() => __config.GetObject<Pulumi.Cloud.Config.Types.Batching>("batching"));
+        /// <summary>
+        /// Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+        /// </summary>
+        public static Pulumi.Cloud.Config.Types.Batching? Batching
+        {
+            get => _batching.Get();
+            set => _batching.Set(value);
+        }
+
         private static readonly __Value<string?> _billingProject = new __Value<string?>(() => __config.Get("billingProject"));
         /// <summary>
         /// The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
@@ -142,5 +152,20 @@ namespace Pulumi.Cloud
             set => _userProjectOverride.Set(value);
         }
 
+        public static class Types
+        {
+
+             public class Batching
+             {
+            /// <summary>
+            /// Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
+            /// </summary>
+                public bool? EnableBatching { get; set; }
+            /// <summary>
+            /// How long a change waits for company before its policy is read and written (the first change to a policy waits this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight (the changes that arrive then are written together by the next cycle). Not used when `enableBatching` is false.
+            /// </summary>
+                public string? SendAfter { get; set; } = null!;
+            }
+        }
     }
 }

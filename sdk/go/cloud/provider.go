@@ -41,6 +41,8 @@ func NewProvider(ctx *pulumi.Context,
 type providerArgs struct {
 	// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
 	AccessToken *string `pulumi:"accessToken"`
+	// Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+	Batching *ProviderBatching `pulumi:"batching"`
 	// The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
 	BillingProject *string `pulumi:"billingProject"`
 	// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
@@ -67,6 +69,8 @@ type providerArgs struct {
 type ProviderArgs struct {
 	// A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
 	AccessToken pulumi.StringPtrInput
+	// Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+	Batching ProviderBatchingPtrInput
 	// The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
 	BillingProject pulumi.StringPtrInput
 	// Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.

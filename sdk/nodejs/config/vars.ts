@@ -2,6 +2,8 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "../types/input";
+import * as outputs from "../types/output";
 import * as utilities from "../utilities";
 
 declare var exports: any;
@@ -14,6 +16,17 @@ export declare const accessToken: string | undefined;
 Object.defineProperty(exports, "accessToken", {
     get() {
         return __config.get("accessToken");
+    },
+    enumerable: true,
+});
+
+/**
+ * Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+ */
+export declare const batching: outputs.config.Batching | undefined;
+Object.defineProperty(exports, "batching", {
+    get() {
+        return __config.getObject<outputs.config.Batching>("batching");
     },
     enumerable: true,
 });

@@ -5,6 +5,23 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+export namespace config {
+    /**
+     * How changes to one IAM policy that arrive together are combined into one read-modify-write.
+     */
+    export interface Batching {
+        /**
+         * Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
+         */
+        enableBatching?: boolean;
+        /**
+         * How long a change waits for company before its policy is read and written (the first change to a policy waits this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight (the changes that arrive then are written together by the next cycle). Not used when `enableBatching` is false.
+         */
+        sendAfter?: string;
+    }
+
+}
+
 export namespace endpoints {
     /**
      * An IAM condition: the grant applies only when the CEL expression is true.

@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from ._inputs import *
 
 __all__ = ['ProviderArgs', 'Provider']
 
@@ -20,6 +21,7 @@ __all__ = ['ProviderArgs', 'Provider']
 class ProviderArgs:
     def __init__(__self__, *,
                  access_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 batching: pulumi.Input[Optional['ProviderBatchingArgs']] = None,
                  billing_project: pulumi.Input[Optional[_builtins.str]] = None,
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  iam_credentials_custom_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
@@ -34,6 +36,7 @@ class ProviderArgs:
         The set of arguments for constructing a Provider resource.
 
         :param pulumi.Input[_builtins.str] access_token: A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+        :param pulumi.Input['ProviderBatchingArgs'] batching: Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
         :param pulumi.Input[_builtins.str] billing_project: The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
         :param pulumi.Input[_builtins.str] credentials: Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
         :param pulumi.Input[_builtins.str] iam_credentials_custom_endpoint: The IAM Credentials API base URL used for impersonation. Must be an absolute https:// URL, or http:// to a loopback host.
@@ -47,6 +50,8 @@ class ProviderArgs:
         """
         if access_token is not None:
             pulumi.set(__self__, "access_token", access_token)
+        if batching is not None:
+            pulumi.set(__self__, "batching", batching)
         if billing_project is not None:
             pulumi.set(__self__, "billing_project", billing_project)
         if credentials is not None:
@@ -79,6 +84,18 @@ class ProviderArgs:
     @access_token.setter
     def access_token(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "access_token", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def batching(self) -> pulumi.Input[Optional['ProviderBatchingArgs']]:
+        """
+        Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+        """
+        return pulumi.get(self, "batching")
+
+    @batching.setter
+    def batching(self, value: pulumi.Input[Optional['ProviderBatchingArgs']]):
+        pulumi.set(self, "batching", value)
 
     @_builtins.property
     @pulumi.getter(name="billingProject")
@@ -208,6 +225,7 @@ class Provider(pulumi.ProviderResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  access_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 batching: pulumi.Input[Optional[Union['ProviderBatchingArgs', 'ProviderBatchingArgsDict']]] = None,
                  billing_project: pulumi.Input[Optional[_builtins.str]] = None,
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  iam_credentials_custom_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
@@ -225,6 +243,7 @@ class Provider(pulumi.ProviderResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] access_token: A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`.
+        :param pulumi.Input[Union['ProviderBatchingArgs', 'ProviderBatchingArgsDict']] batching: Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
         :param pulumi.Input[_builtins.str] billing_project: The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
         :param pulumi.Input[_builtins.str] credentials: Either the path to or the contents of a service account key file (or another credentials file) in JSON format. Without it (and without `accessToken`), Application Default Credentials are used.
         :param pulumi.Input[_builtins.str] iam_credentials_custom_endpoint: The IAM Credentials API base URL used for impersonation. Must be an absolute https:// URL, or http:// to a loopback host.
@@ -261,6 +280,7 @@ class Provider(pulumi.ProviderResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  access_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 batching: pulumi.Input[Optional[Union['ProviderBatchingArgs', 'ProviderBatchingArgsDict']]] = None,
                  billing_project: pulumi.Input[Optional[_builtins.str]] = None,
                  credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  iam_credentials_custom_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
@@ -281,6 +301,7 @@ class Provider(pulumi.ProviderResource):
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
             __props__.__dict__["access_token"] = None if access_token is None else pulumi.Output.secret(access_token)
+            __props__.__dict__["batching"] = pulumi.Output.from_input(batching).apply(pulumi.runtime.to_json) if batching is not None else None
             __props__.__dict__["billing_project"] = billing_project
             __props__.__dict__["credentials"] = None if credentials is None else pulumi.Output.secret(credentials)
             __props__.__dict__["iam_credentials_custom_endpoint"] = iam_credentials_custom_endpoint

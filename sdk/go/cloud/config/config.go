@@ -16,6 +16,11 @@ func GetAccessToken(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloud:accessToken")
 }
 
+// Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+func GetBatching(ctx *pulumi.Context) string {
+	return config.Get(ctx, "cloud:batching")
+}
+
 // The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).
 func GetBillingProject(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloud:billingProject")

@@ -13,10 +13,16 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
+from . import outputs
 
 accessToken: Optional[str]
 """
 A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
+"""
+
+batching: Optional[str]
+"""
+Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
 """
 
 billingProject: Optional[str]

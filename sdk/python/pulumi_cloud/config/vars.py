@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
+from . import outputs
 
 import types
 
@@ -26,6 +27,13 @@ class _ExportableConfig(types.ModuleType):
         A temporary OAuth 2.0 access token obtained from the Google Authorization server. Takes precedence over `credentials`. Secret: set it with `pulumi config set --secret cloud:accessToken`.
         """
         return __config__.get('accessToken')
+
+    @_builtins.property
+    def batching(self) -> Optional[str]:
+        """
+        Batching of changes to one IAM policy (Pulumi GCP's `batching`): see `enableBatching` and `sendAfter`.
+        """
+        return __config__.get('batching')
 
     @_builtins.property
     def billing_project(self) -> Optional[str]:

@@ -3,6 +3,7 @@
 
 package com.pulumi.cloud;
 
+import com.pulumi.cloud.config.inputs.Batching;
 import com.pulumi.core.TypeShape;
 import com.pulumi.core.internal.Codegen;
 import java.lang.Boolean;
@@ -19,6 +20,13 @@ public final class Config {
  */
     public Optional<String> accessToken() {
         return Codegen.stringProp("accessToken").config(config).get();
+    }
+/**
+ * Batching of changes to one IAM policy (Pulumi GCP&#39;s `batching`): see `enableBatching` and `sendAfter`.
+ * 
+ */
+    public Optional<Batching> batching() {
+        return Codegen.objectProp("batching", Batching.class).config(config).get();
     }
 /**
  * The project billed for quota when `userProjectOverride` is true (sent as `X-Goog-User-Project`).

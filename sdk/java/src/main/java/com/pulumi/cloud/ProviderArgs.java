@@ -3,6 +3,7 @@
 
 package com.pulumi.cloud;
 
+import com.pulumi.cloud.inputs.ProviderBatchingArgs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
@@ -30,6 +31,21 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
      */
     public Optional<Output<String>> accessToken() {
         return Optional.ofNullable(this.accessToken);
+    }
+
+    /**
+     * Batching of changes to one IAM policy (Pulumi GCP&#39;s `batching`): see `enableBatching` and `sendAfter`.
+     * 
+     */
+    @Import(name="batching", json=true)
+    private @Nullable Output<ProviderBatchingArgs> batching;
+
+    /**
+     * @return Batching of changes to one IAM policy (Pulumi GCP&#39;s `batching`): see `enableBatching` and `sendAfter`.
+     * 
+     */
+    public Optional<Output<ProviderBatchingArgs>> batching() {
+        return Optional.ofNullable(this.batching);
     }
 
     /**
@@ -186,6 +202,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
 
     private ProviderArgs(ProviderArgs $) {
         this.accessToken = $.accessToken;
+        this.batching = $.batching;
         this.billingProject = $.billingProject;
         this.credentials = $.credentials;
         this.iamCredentialsCustomEndpoint = $.iamCredentialsCustomEndpoint;
@@ -235,6 +252,27 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder accessToken(String accessToken) {
             return accessToken(Output.of(accessToken));
+        }
+
+        /**
+         * @param batching Batching of changes to one IAM policy (Pulumi GCP&#39;s `batching`): see `enableBatching` and `sendAfter`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder batching(@Nullable Output<ProviderBatchingArgs> batching) {
+            $.batching = batching;
+            return this;
+        }
+
+        /**
+         * @param batching Batching of changes to one IAM policy (Pulumi GCP&#39;s `batching`): see `enableBatching` and `sendAfter`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder batching(ProviderBatchingArgs batching) {
+            return batching(Output.of(batching));
         }
 
         /**
