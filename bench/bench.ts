@@ -5,7 +5,7 @@
 //   npm run bench                          # full counts (a few minutes); with the tools built, the real engine too
 //   npm run bench -- --write               # the same, and rewrite BENCHMARKS.md from this run
 //   npm run bench -- --quick               # tiny counts, no engine (smoke test)
-//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine
+//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota
 //   npm run bench -- --out FILE            # write the document to FILE instead
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
@@ -14,11 +14,11 @@ import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import minimist from "minimist";
-import { spawnEmulator } from "../emulator";
+import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
 import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
 import { pluginTarball, toolsMissing } from "../tests/e2e/support";
-import { engineRuns, lookupRun } from "./engine";
-import { ClientFigures, document, EngineFigures, median, Missing, Results, rowsFor, StartFigures, table } from "./report";
+import { consumersAnswered, engineRuns, lookupRun, quotaConsumer, QuotaLookups, seedConsumers, yamlLookupRun } from "./engine";
+import { ClientFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
@@ -29,7 +29,7 @@ const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const SECTIONS = ["start", "memory", "invoke", "engine"] as const;
+const SECTIONS = ["start", "memory", "invoke", "engine", "quota"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only"] });
@@ -49,6 +49,10 @@ const N = {
     /** Repetitions of each engine latency, interleaved. */
     engineReps: 3,
     engineLatencies: [0, 100],
+    /** Google's Service Management quota, calls per minute, for the quota section. */
+    quotaPerMinute: 120,
+    /** Distinct consumer lookups under the quota: 2.5 minutes' worth. */
+    quotaLookups: 300,
 };
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -415,6 +419,75 @@ async function measureEngine(log: Log): Promise<EngineFigures | Missing> {
     };
 }
 
+/**
+ * The quota lookups through the plugin's protocol (when the engine cannot run), at the bench's concurrency,
+ * against an in-process emulator with the quota; each failure is counted, not thrown.
+ */
+async function protocolLookups(count: number, log: Log): Promise<QuotaLookups> {
+    const emu = await emulatorInProcess({ accessTokens: [TOKEN], quotaPerMinute: N.quotaPerMinute });
+    try {
+        seedConsumers(emu, SERVICE, count);
+        const plugin = await Plugin.start({ command: [DEV_LAUNCHER], env: process.env });
+        try {
+            await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
+            log(`quota: ${count} consumer lookups through the plugin's protocol at concurrency ${N.concurrency}`);
+            emu.resetRequests();
+            const errors: string[] = [];
+            const { wallMs } = await pool(count, N.concurrency, async (i) => {
+                try {
+                    const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: quotaConsumer(i) });
+                    if (res.failures.length || !res.return) errors.push(JSON.stringify(res.failures));
+                } catch (e) {
+                    errors.push(e instanceof Error ? e.message : String(e));
+                }
+            });
+            const failures = Math.max(errors.length, count - consumersAnswered(emu.requests, SERVICE).size);
+            return { count, wallMs, requests: emu.requestCount, refusals: emu.quotaRefusals, failures, failure: errors[0] };
+        } finally {
+            await stopPlugin(plugin);
+        }
+    } finally {
+        await emu.close();
+    }
+}
+
+/** 5. Under Google's rate quota: many distinct lookups, and up / destroy of many Members, against the quota floor. */
+async function measureQuota(log: Log): Promise<QuotaFigures | Missing> {
+    // Each quota run waits out whole quota minutes: too long for a smoke test.
+    if (quick) {
+        log("quota figures skipped: --quick (the lookups wait for quota minutes)");
+        return { missing: `--quick: ${N.quotaLookups} lookups at ${N.quotaPerMinute} calls per minute wait for quota minutes` };
+    }
+    const missing = toolsMissing();
+    const lookups = missing ? await protocolLookups(N.quotaLookups, log) : await yamlLookupRun(N.quotaLookups, { quotaPerMinute: N.quotaPerMinute }, log);
+    const runs: QuotaRun[] = [{
+        what: `${lookups.count} distinct consumer lookups, ` +
+            (missing ? `plugin over its protocol at concurrency ${N.concurrency} (without the engine)` : `real engine (Pulumi YAML, ${lookups.count} fn::invoke)`),
+        wallMs: lookups.wallMs,
+        calls: lookups.requests - lookups.refusals,
+        refusals: lookups.refusals,
+        failures: lookups.failures,
+        failure: lookups.failure,
+    }];
+    if (missing) {
+        log(`quota: the engine's up / destroy skipped: ${missing}`);
+        return { perMinute: N.quotaPerMinute, runs, engineMissing: missing };
+    }
+    log(`quota: up / destroy of ${N.members} members`);
+    try {
+        const [run] = await engineRuns(N.members, [{ latencyMs: 0 }], log, { quotaPerMinute: N.quotaPerMinute });
+        const what = (op: string) => `pulumi ${op} of ${run.members} ServiceIamMembers, real engine (default parallelism)`;
+        runs.push({ what: what("up"), wallMs: run.upMs, calls: run.upCalls - run.upRefusals, refusals: run.upRefusals, failures: 0 });
+        runs.push({ what: what("destroy"), wallMs: run.destroyMs, calls: run.destroyCalls - run.destroyRefusals, refusals: run.destroyRefusals, failures: 0 });
+    } catch (e) {
+        // engineRuns stops at the first failed operation: report it as this row's failure rather than lose the section.
+        const message = (e instanceof Error ? e.message : String(e)).split("\n").find((l) => /error/i.test(l) && !/exited/.test(l)) ?? String(e).split("\n")[0];
+        runs.push({ what: `pulumi up + destroy of ${N.members} ServiceIamMembers, real engine (default parallelism)`, wallMs: NaN, calls: 0, refusals: 0,
+            failures: 1, failure: message.trim() });
+    }
+    return { perMinute: N.quotaPerMinute, runs };
+}
+
 /** The commit measured, and whether tracked files had changes. */
 function commit(): string {
     try {
@@ -449,6 +522,7 @@ async function main(): Promise<void> {
         }
     }
     if (runs("engine")) results.engine = await measureEngine(log);
+    if (runs("quota")) results.quota = await measureQuota(log);
 
     process.stdout.write(`${table(rowsFor(results))}\n`);
     const cpu = os.cpus()[0]?.model ?? "unknown CPU";
@@ -457,7 +531,8 @@ async function main(): Promise<void> {
         commit: measured,
         machine: `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
         counts: `start ${N.startReps} repetitions; memory ${N.warmup} warm-up + ${N.memoryInvokes} invokes; invokes ${N.invokes} × ${N.throughputReps} at ` +
-            `concurrency ${N.concurrency}; coalescing ${N.coalesce}; engine ${N.members} Members, ${N.engineReps} repetitions per latency`,
+            `concurrency ${N.concurrency}; coalescing ${N.coalesce}; engine ${N.members} Members, ${N.engineReps} repetitions per latency; ` +
+            `quota ${N.quotaPerMinute} calls per minute, ${N.quotaLookups} lookups and ${N.members} Members, once each`,
         quick,
         only,
     });
