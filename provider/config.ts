@@ -5,6 +5,8 @@ import { checkProperties, Failure } from "./check";
 import { property, TypeSpec, types, Values } from "./define";
 import { projectIdProblem } from "./iam/names";
 import { PropertyMap, unwrap, Value } from "./properties";
+import { typeToken } from "./tokens";
+import { PACKAGE_NAME } from "./version";
 
 export const DEFAULT_ENDPOINT = "https://servicemanagement.googleapis.com/v1/";
 export const DEFAULT_SCOPES = [
@@ -105,7 +107,7 @@ const ENDPOINT_DESCRIPTION = "Must be an absolute https:// URL, or http:// to a 
  * `batching`, as Pulumi GCP (and Terraform's `batching` block) spells it. The token gives the provider input the
  * name Pulumi GCP's SDKs give theirs (`ProviderBatching`); stack config gets its own name in schema.ts.
  */
-const batching = types.object("cloud:index/ProviderBatching:ProviderBatching",
+const batching = types.object(typeToken("index", "ProviderBatching"),
     "How changes to one IAM policy that arrive together are combined into one read-modify-write.", {
         enableBatching: property(types.boolean,
             "Whether changes to one policy that arrive together are written in one read-modify-write (one read, " +
@@ -195,6 +197,8 @@ export const configProperties = {
 export type ConfigValues = Values<typeof configProperties>;
 export type ConfigKey = keyof typeof configProperties;
 
+export const isConfigKey = (key: string): key is ConfigKey => key in configProperties;
+
 /** Keys the engine itself adds to a provider's inputs; they are not ours to check. */
 export const isEngineKey = (key: string): boolean =>
     key === "version" || key === "pluginDownloadURL" || key.startsWith("__");
@@ -217,14 +221,14 @@ export function configOrigin(providerName: string): ConfigOrigin {
 
 /** A config key as the user writes it where it comes from. */
 export function configKeyName(key: ConfigKey, origin: ConfigOrigin): string {
-    return origin.kind === "stack" ? `cloud:${key}` : `\`${key}\` of the provider resource ${JSON.stringify(origin.name)}`;
+    return origin.kind === "stack" ? `${PACKAGE_NAME}:${key}` : `\`${key}\` of the provider resource ${JSON.stringify(origin.name)}`;
 }
 
 /** How to set a key, in words the user can act on where they configure the provider. */
 export function howToSet(key: ConfigKey, origin: ConfigOrigin, example: string): string {
-    const secret = (configProperties[key] as { secret?: boolean }).secret === true;
+    const secret = configProperties[key].secret === true;
     return origin.kind === "stack"
-        ? `\`pulumi config set${secret ? " --secret" : ""} cloud:${key} ${example}\``
+        ? `\`pulumi config set${secret ? " --secret" : ""} ${configKeyName(key, origin)} ${example}\``
         : `set \`${key}\` on the provider resource ${JSON.stringify(origin.name)}${secret ? " (from a secret)" : ""}`;
 }
 
@@ -252,7 +256,7 @@ export function configFromRequest(args: PropertyMap | undefined, variables: Read
     const out: PropertyMap = {};
     for (const [k, raw] of variables) {
         const key = k.startsWith("cloud:config:") ? k.slice("cloud:config:".length) : k.startsWith("cloud:") ? k.slice(6) : undefined;
-        if (key !== undefined) out[key] = key in configProperties ? fromString(key as ConfigKey, raw) : raw;
+        if (key !== undefined) out[key] = isConfigKey(key) ? fromString(key, raw) : raw;
     }
     // Typed args win over the string variables when both carry a key.
     for (const [k, v] of Object.entries(args ?? {})) out[k] = v;
@@ -264,8 +268,8 @@ function normalize(input: PropertyMap): PropertyMap {
     const out: PropertyMap = {};
     for (const [k, v] of Object.entries(input)) {
         const plain = unwrap(v).value;
-        out[k] = typeof plain === "string" && k in configProperties && !isEngineKey(k)
-            ? fromString(k as ConfigKey, plain)
+        out[k] = typeof plain === "string" && isConfigKey(k) && !isEngineKey(k)
+            ? fromString(k, plain)
             : plain;
     }
     return out;

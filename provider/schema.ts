@@ -7,7 +7,7 @@ import { examplesSection, Naming } from "./examples";
 import { functions } from "./functions";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
-import { parseToken } from "./tokens";
+import { parseToken, typeToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /**
@@ -63,7 +63,7 @@ function objectSchema(props: Properties, objects: Map<string, ObjectTypeDefiniti
 function configVariable(name: string, p: Property): Property {
     const t = p.type.spec;
     if (t.kind !== "object") return p;
-    return { ...p, type: { spec: { kind: "object", object: { ...t.object, token: `${PACKAGE_NAME}:config/${name}:${name}` } } } };
+    return { ...p, type: { spec: { kind: "object", object: { ...t.object, token: typeToken("config", name) } } } };
 }
 
 /** What the examples' names depend on beyond the tokens. */

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
-import { ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
+import { IResourceProviderServer, ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
@@ -23,7 +23,6 @@ import { Logger } from "./log";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
-import { CONDITIONS_NOT_TAKEN } from "./iam/apiErrors";
 import { WriteJournal } from "./resources/journal";
 import { Declarations } from "./resources/owners";
 import { ResourceContext } from "./resources/resource";
@@ -104,7 +103,16 @@ function findSchema(): string {
     throw new RpcError(grpc.status.INTERNAL, "schema.json is missing from the plugin's installation");
 }
 
-export class Provider {
+/**
+ * The protocol's unary RPCs, each under the name of the Provider method that answers it (serviceFor wires them by
+ * name), with its request and response types: a method of that name must fit them.
+ */
+type Rpcs = {
+    [K in keyof IResourceProviderServer as string extends K ? never : K]?:
+        IResourceProviderServer[K] extends grpc.handleUnaryCall<infer Req, infer Res> ? (req: Req) => Res | Promise<Res> : never;
+};
+
+export class Provider implements Rpcs {
     private config?: ResolvedConfig;
     private configUnknown = false;
     private fetcher?: IamFetcher;
@@ -214,7 +222,8 @@ export class Provider {
     }
 
     configure(req: pb.ConfigureRequest): pb.ConfigureResponse {
-        if (req.getUrn()) this.seen(req.getUrn() ?? "");
+        const urn = req.getUrn();
+        if (urn) this.seen(urn);
         const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
         this.configUnknown = unwrap(input).unknown;
         if (!this.configUnknown) this.applyConfig(input, configOrigin(req.getName() ?? ""));
@@ -310,15 +319,13 @@ export class Provider {
     check(req: pb.CheckRequest): pb.CheckResponse {
         this.seen(req.getUrn());
         const def = this.resource(typeOf(req));
-        const { inputs, failures, claim } = def.check(toMap(req.getNews()));
+        const { failures, claim, warnings } = def.check(toMap(req.getNews()));
         // Check sees every resource of the program on every preview and update: resources that fight over a
         // grant, a role or a whole policy are told so, each on its own resource (once per pair).
         if (claim) for (const n of this.declarations.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
-        if (claim?.grants.some((g) => g.condition)) {
-            // Not a failure: Google may take them one day, and a user may know better than its list.
-            this.log.warn(`declares a conditional role binding on ${claim.parent}. ${CONDITIONS_NOT_TAKEN}.`, req.getUrn());
-        }
-        return new pb.CheckResponse().setInputs(toStruct(inputs)).setFailuresList(failuresOf(failures));
+        for (const w of warnings) this.log.warn(w, req.getUrn());
+        // The inputs are taken as the engine sent them (nothing is defaulted or normalized).
+        return new pb.CheckResponse().setInputs(req.getNews() ?? new Struct()).setFailuresList(failuresOf(failures));
     }
 
     diff(req: pb.DiffRequest): pb.DiffResponse {

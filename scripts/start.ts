@@ -5,7 +5,8 @@ import { ChildProcess } from "child_process";
 import * as crypto from "crypto";
 import minimist from "minimist";
 import { spawnEmulator } from "../emulator";
-import { configFromRequest, configProperties, DEFAULT_ENDPOINT, resolveConfig } from "../provider/config";
+import { configFromRequest, configProperties, DEFAULT_ENDPOINT, isConfigKey, resolveConfig } from "../provider/config";
+import { PACKAGE_NAME } from "../provider/version";
 import { credentialsFor } from "../provider/iam/auth";
 import { AuditConfig, Binding, parsePolicyData } from "../provider/iam/policy";
 import { PropertyMap } from "../provider/properties";
@@ -33,8 +34,7 @@ const USAGE = `usage: npm start [-- [--real --service NAME --consumer PROJECT [-
 function asTyped(message: string): string {
     const typed = (key: string) => {
         if (key === "serviceManagementCustomEndpoint") return "--endpoint";
-        const env = (configProperties as Record<string, { env?: readonly string[] }>)[key]?.env?.[0];
-        return env ?? `cloud:${key}`;
+        return (isConfigKey(key) ? configProperties[key].env?.[0] : undefined) ?? `${PACKAGE_NAME}:${key}`;
     };
     return message
         .replace(/`pulumi config set (?:--secret )?cloud:(\w+) ([^`]*)`/g, (_m, key: string, value: string) => {
@@ -42,7 +42,7 @@ function asTyped(message: string): string {
             return t.startsWith("--") ? `\`npm start -- --real … ${t} ${value}\`` : `\`${t}=${value} npm start -- --real …\``;
         })
         .replace(/`?cloud:(\w+)`?/g, (_m, key: string) => typed(key))
-        .replace(/`(\w+)`/g, (m, key: string) => (key in configProperties ? typed(key) : m));
+        .replace(/`(\w+)`/g, (m, key: string) => (isConfigKey(key) ? typed(key) : m));
 }
 
 class UsageError extends Error {}

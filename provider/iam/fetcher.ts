@@ -92,7 +92,7 @@ export class IamFetcher {
     /** Writes sent and confirmations running: what a shutdown waits for. */
     private readonly inFlight = new Set<Promise<unknown>>();
     /** Every call's turn under the API's rate quota (quota.ts). */
-    readonly pacer = new Pacer();
+    private readonly pacer = new Pacer();
 
     constructor(private readonly options: FetcherOptions) {
         const base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);

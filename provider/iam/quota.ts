@@ -80,15 +80,10 @@ export class Pacer {
     private readonly pause = new Backoff(RETRY.quota);
     /** Admissions are taken in arrival order: each waits for the one before it. */
     private turn: Promise<unknown> = Promise.resolve();
-    /** Quota answers seen (for diagnostics and the benchmark). */
+    /** Quota answers seen (what a test of the pacing counts). */
     refusals = 0;
 
     constructor(private readonly now: () => number = Date.now) {}
-
-    /** The quota as last learned, if any. */
-    get learned(): QuotaAnswer | undefined {
-        return this.quota;
-    }
 
     /**
      * Waits for a call's turn, or rejects with QuotaWait when the turn would come after `deadline`, or with the

@@ -8,14 +8,14 @@ import { property, Properties, types, Values } from "../define";
 import type { ExampleArgs } from "../examples";
 import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
-import { Grant, grantKey, grantsOf } from "../iam/grants";
+import { Grant, grantsOf, keepGrants, roleKey } from "../iam/grants";
 import { memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../tokens";
 import { defineResource, Resource } from "./lifecycle";
 import {
-    etagOutput, exampleIds, importText, KEEPS, ParentInputs, parentInputs, parentOf, parentProperties, parseParent,
-    readOrGone, reportKept, unlessGone,
+    etagOutput, exampleIds, importText, KEEPS, keptGrants, ParentInputs, parentInputs, parentOf, parentProperties, parseParent,
+    readOrGone, unlessGone,
 } from "./parent";
 import { PathChange, ResourceContext } from "./resource";
 
@@ -24,12 +24,10 @@ export function conditionOf(c: Condition | undefined): Condition | null {
     return c ? canonicalCondition(c) : null;
 }
 
-/** Whether a binding is of a resource's role and condition (the condition by title only, for an import). */
-export function sameGrant(b: Binding, role: string, condition: Condition | undefined): boolean {
-    if (b.role !== role) return false;
-    if (!condition || !b.condition) return !condition && !b.condition;
-    if (condition.expression === "") return b.condition.title === condition.title;
-    return JSON.stringify(conditionOf(b.condition)) === JSON.stringify(conditionOf(condition));
+/** Whether a binding (or a grant) is of a resource's role and condition (the condition by title only, for an import). */
+export function sameGrant(b: Pick<Binding, "role" | "condition">, role: string, condition: Condition | undefined): boolean {
+    if (condition?.expression === "" && b.condition) return b.role === role && b.condition.title === condition.title;
+    return roleKey(b.role, b.condition) === roleKey(role, condition);
 }
 
 /** Members as IAM tells them apart, sorted and deduplicated: what Diff and confirmation compare. */
@@ -116,7 +114,6 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
     const name = `${PREFIX[kind]}${form.suffix}`;
     const inputs: GrantInputs & M = { ...grantProperties(kind, name, form.conditionMeaning), ...form.members };
     const resourceToken = token("endpoints", name);
-    const grantOf = (d: Declared, member: string): Grant => ({ role: d.role, member, ...(d.condition ? { condition: d.condition } : {}) });
     /** The members of the resource's role and condition that the resource owns: all of them, or the declared ones. */
     const owns = (d: Declared, member: string) => form.authoritative || d.members.some((m) => sameMember(m, member));
     /** The members of the resource's role and condition in a policy, as IAM compares them. */
@@ -208,30 +205,19 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
         },
         async delete(i, ctx) {
             const d = form.declared(i);
-            const kept = ctx.kept(parentName(d.parent));
-            // The owned members go, except those other resources of the deployment still declare.
-            const left = new Map<string, { grant: Grant; by: string }>();
-            const keptBy = (b: Binding, member: string) => {
-                const grant: Grant = { role: b.role, member, ...(b.condition ? { condition: b.condition } : {}) };
-                const by = kept.grants.get(grantKey(grant));
-                if (by !== undefined) left.set(grantKey(grant), { grant, by });
-                return by !== undefined;
-            };
-            const own = { role: d.role, members: [], ...(d.condition ? { condition: d.condition } : {}) };
-            if (!form.authoritative && d.members.every((m) => keptBy(own, m))) {
-                return reportKept(ctx, parentName(d.parent), left); // nothing of its own to remove: no request at all
+            const kept = keptGrants(ctx, parentName(d.parent));
+            const own = (member: string): Grant => ({ role: d.role, member, ...(d.condition ? { condition: d.condition } : {}) });
+            if (!form.authoritative && d.members.every((m) => kept.keeps(own(m)))) {
+                return kept.report(); // nothing of its own to remove: no request at all
             }
-            const goes = (b: Binding, member: string) => sameGrant(b, d.role, d.condition) && owns(d, member) && !keptBy(b, member);
-            const removable = (p: Policy) => (p.bindings ?? []).some((b) => b.members.some((m) => goes(b, m)));
+            // The owned members go, except those other resources of the deployment still declare.
+            const goes = (g: Grant) => sameGrant(g, d.role, d.condition) && owns(d, g.member) && !kept.keeps(g);
+            const removable = (p: Policy) => grantsOf(p.bindings).some(goes);
             await unlessGone(ctx.iam().modify(d.parent, (current) => {
-                left.clear();
-                if (!removable(current)) return undefined;
-                const bindings = (current.bindings ?? [])
-                    .map((b) => ({ ...b, members: b.members.filter((m) => !goes(b, m)) }))
-                    .filter((b) => b.members.length > 0);
-                return { ...current, bindings };
+                kept.forget();
+                return removable(current) ? { ...current, bindings: keepGrants(current, (g) => !goes(g)) } : undefined;
             }, { confirm: (p) => !removable(p) }));
-            reportKept(ctx, parentName(d.parent), left);
+            kept.report();
         },
     });
 }

@@ -17,7 +17,7 @@ import { IamFetcher } from "../iam/fetcher";
 import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
 import { Parent, parentName } from "../iam/names";
 import { Policy } from "../iam/policy";
-import { Kept } from "./owners";
+import { Kept, shortUrn } from "./owners";
 import { alive, ProcessFiles } from "./processFiles";
 
 /** A write that added grants, not yet known to have reached the engine. */
@@ -109,9 +109,9 @@ export class WriteJournal {
 
     /** The engine has the resource's state (its operation was answered): nothing of it is unrecorded any more. */
     recorded(urn: string): void {
-        if (!this.mine.delete(urn) && !this.orphans.delete(urn)) return;
-        this.orphans.delete(urn);
-        this.append({ op: "recorded", urn });
+        const mine = this.mine.delete(urn);
+        const orphaned = this.orphans.delete(urn);
+        if (mine || orphaned) this.append({ op: "recorded", urn });
     }
 
     /** Once per process, what dead processes left unrecorded, for the user (undefined when nothing). */
@@ -119,7 +119,7 @@ export class WriteJournal {
         if (this.told || this.orphans.size === 0) return undefined;
         this.told = true;
         const lines = [...this.orphans.values()].flat().flatMap((e) =>
-            e.grants.map((g) => `  ${describeGrant(g)} on ${parentName(e.parent)} (for ${e.urn.split("::").slice(-2).join("::")})`));
+            e.grants.map((g) => `  ${describeGrant(g)} on ${parentName(e.parent)} (for ${shortUrn(e.urn)})`));
         return "an earlier run of this provider stopped after writing these grants, before Pulumi recorded them:\n" +
             `${lines.join("\n")}\n` +
             "`pulumi up` records them where the program still declares those resources and removes the others; " +

@@ -5,6 +5,7 @@
 // arguments are typed.
 
 import { checkProperties, concealSecrets, Failure, InputError } from "../check";
+import { CONDITIONS_NOT_TAKEN } from "../iam/apiErrors";
 import { Properties, Values } from "../define";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
 import { Claim } from "./owners";
@@ -20,8 +21,11 @@ export interface DiffResult {
 
 /** A registered resource: its declaration (for schema.json) and its lifecycle over the protocol's property maps. */
 export interface Resource extends Pick<ResourceDefinition, "token" | "description" | "examples" | "importDoc" | "inputs" | "outputs"> {
-    /** The failures of the inputs (secret values concealed), and, once all are known and valid, the resource's claim. */
-    check(news: PropertyMap): { inputs: PropertyMap; failures: Failure[]; claim?: Claim };
+    /**
+     * The failures of the inputs (secret values concealed); once all are known and valid, the resource's claim, and
+     * what the user should hear of it though nothing failed.
+     */
+    check(news: PropertyMap): { failures: Failure[]; claim?: Claim; warnings: string[] };
     /** Compares by meaning (the definition's canonical form): order-only or etag-only changes are no change. */
     diff(olds: PropertyMap, news: PropertyMap): DiffResult;
     create(news: PropertyMap, preview: boolean, ctx: ResourceContext): Promise<{ id: string; properties: PropertyMap }>;
@@ -105,8 +109,13 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
         check(news) {
             const { values, secrets, unknowns } = plain(news);
             const checked = checkProperties(def.inputs, values);
-            if (checked.failures.length) return { inputs: news, failures: concealSecrets(checked.failures, values, secrets) };
-            return { inputs: news, failures: [], claim: unknowns.size ? undefined : def.claims(checked.values) };
+            if (checked.failures.length) return { failures: concealSecrets(checked.failures, values, secrets), warnings: [] };
+            if (unknowns.size) return { failures: [], warnings: [] };
+            const claim = def.claims(checked.values);
+            // Not a failure: Google may take conditions one day, and a user may know better than its list.
+            const warnings = claim.grants.some((g) => g.condition)
+                ? [`declares a conditional role binding on ${claim.parent}. ${CONDITIONS_NOT_TAKEN}.`] : [];
+            return { failures: [], claim, warnings };
         },
 
         diff(olds, news) {

@@ -5,7 +5,7 @@
 import { property, types } from "../define";
 import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
-import { describeGrant, Grant } from "../iam/grants";
+import { describeGrant, Grant, grantKey } from "../iam/grants";
 import { checkProjectId, checkServiceName, Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { EXAMPLE_VALUES, PARENT_HINT } from "../functions/policyRecord";
 
@@ -72,13 +72,32 @@ export async function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
     }
 }
 
-/** Tells the user which of a deleted resource's grants stayed because another resource declares them. */
-export function reportKept(ctx: ResourceContext, parent: string, left: Map<string, { grant: Grant; by: string }>): void {
-    if (left.size === 0) return;
-    const lines = [...left.values()].map(({ grant, by }) =>
-        `  ${describeGrant(grant)}: declared by ${by === ctx.urn ? "this resource's replacement" : shortUrn(by)}`);
-    ctx.warn(`deleted, but left ${left.size === 1 ? "a grant" : `${left.size} grants`} on ${parent} in place, because ` +
-        `the deployment still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
+/** Who declares what a Delete keeps, as the deleted resource's warning names it. */
+export const declaredBy = (ctx: ResourceContext, urn: string) => (urn === ctx.urn ? "this resource's replacement" : shortUrn(urn));
+
+/**
+ * What a Delete on `parent` keeps because the rest of the deployment still declares it (owners.ts): `keeps` answers
+ * for one grant and notes those it keeps; `report` tells the user of them. A change function that is run again
+ * (after a 409) starts with `forget`.
+ */
+export function keptGrants(ctx: ResourceContext, parent: string) {
+    const kept = ctx.kept(parent);
+    const left = new Map<string, { grant: Grant; by: string }>();
+    return {
+        kept,
+        keeps(grant: Grant): boolean {
+            const by = kept.grants.get(grantKey(grant));
+            if (by !== undefined) left.set(grantKey(grant), { grant, by });
+            return by !== undefined;
+        },
+        forget: () => left.clear(),
+        report(): void {
+            if (left.size === 0) return;
+            const lines = [...left.values()].map(({ grant, by }) => `  ${describeGrant(grant)}: declared by ${declaredBy(ctx, by)}`);
+            ctx.warn(`deleted, but left ${left.size === 1 ? "a grant" : `${left.size} grants`} on ${parent} in place, because ` +
+                `the deployment still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
+        },
+    };
 }
 
 /** The current policy of a parent for a refresh, or undefined when the parent is gone. */

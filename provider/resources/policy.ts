@@ -8,10 +8,9 @@ import {
 } from "../iam/policy";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
 import { adminPolicyStatement, exampleParent } from "../functions/policyRecord";
-import { shortUrn } from "./owners";
 import {
-    etagOutput, exampleIds, importText, KEEPS, parentInputs, parentOf, parentProperties, parseParent, readOrGone,
-    reportKept, unlessGone,
+    declaredBy, etagOutput, exampleIds, importText, KEEPS, keptGrants, parentInputs, parentOf, parentProperties, parseParent,
+    readOrGone, unlessGone,
 } from "./parent";
 import { token } from "../tokens";
 import { defineResource, Resource } from "./lifecycle";
@@ -98,26 +97,19 @@ export function policyResource(kind: ParentKind): Resource {
         async delete(x, ctx) {
             const parent = parentOf(kind, x);
             const name = parentName(parent);
-            const kept = ctx.kept(name);
-            if (kept.policy) {
-                const by = kept.policy === ctx.urn ? "this resource's replacement" : shortUrn(kept.policy);
-                ctx.warn(`deleted, but left the IAM policy of ${name} as it is: ${by} manages it now`);
+            const kept = keptGrants(ctx, name);
+            if (kept.kept.policy) {
+                ctx.warn(`deleted, but left the IAM policy of ${name} as it is: ${declaredBy(ctx, kept.kept.policy)} manages it now`);
                 return;
             }
             // Every grant goes, except those other resources of the deployment still declare.
-            const left = new Map<string, { grant: Grant; by: string }>();
-            const keep = (g: Grant) => {
-                const by = kept.grants.get(grantKey(g));
-                if (by !== undefined) left.set(grantKey(g), { grant: g, by });
-                return by !== undefined;
-            };
-            const emptied = (p: Policy) => grantsOf(p.bindings).every((g) => kept.grants.has(grantKey(g))) && !(p.auditConfigs ?? []).length;
+            const emptied = (p: Policy) => grantsOf(p.bindings).every((g) => kept.kept.grants.has(grantKey(g))) && !(p.auditConfigs ?? []).length;
             await unlessGone(ctx.iam().modify(parent, (current) => {
-                left.clear();
-                const bindings = keepGrants(current, keep);
+                kept.forget();
+                const bindings = keepGrants(current, (g) => kept.keeps(g));
                 return emptied(current) ? undefined : { bindings, auditConfigs: [] };
             }, { auditConfigs: true, confirm: emptied }));
-            reportKept(ctx, name, left);
+            kept.report();
         },
     });
 }
