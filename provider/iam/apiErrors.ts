@@ -4,6 +4,7 @@
 
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Parent, parentName } from "./names";
+import { QuotaWait } from "./quota";
 import { Answer, Transport, Verb } from "./transport";
 
 /**
@@ -86,6 +87,25 @@ function isNotFoundAbout(parent: Parent, body: string): boolean {
     if (err.status !== "NOT_FOUND" || /requested URL|method not found/i.test(err.message ?? "")) return false;
     const text = `${err.message ?? ""} ${JSON.stringify(err.details ?? [])}`;
     return text.includes(parent.serviceName) || (parent.kind === "consumer" && text.includes(parent.consumerProject));
+}
+
+/**
+ * The error of a call whose turn under the API's rate quota would come after its deadline (quota.ts): whose quota,
+ * its limit, when the turn would come, and what to do. `settings` name the keys as the user writes them.
+ */
+export function quotaSpent(wait: QuotaWait, verb: Verb, parent: Parent, settings: { requestTimeout: string; billing: string; userProject?: string }): IamError {
+    const q = wait.quota;
+    const per = q.windowMs >= 86_400_000 ? "day" : "minute";
+    const whose = q.consumer ? `of ${q.consumer}` : "of the project the calls are billed to";
+    const billed = settings.userProject
+        ? `Calls are billed to project ${settings.userProject} (${settings.billing}).`
+        : `The quota is that of the credentials' project unless ${settings.billing} name another.`;
+    return new IamError(`${verb} of ${parentName(parent)} was not sent: the Service Management API's rate quota ${whose} is ` +
+        `spent (${q.limit} requests per ${per}${q.limitName ? ` (${q.limitName})` : ""}), and this call's turn would come in ` +
+        `${Math.ceil(wait.turnInMs / 1000)}s, after the request timeout. Raise ${settings.requestTimeout} to wait for the quota, ` +
+        "run fewer operations at once (`pulumi up --parallel N`), or ask Google for a higher quota: " +
+        `https://console.cloud.google.com/apis/api/servicemanagement.googleapis.com/quotas. ${billed}`,
+    429, Code.RESOURCE_EXHAUSTED);
 }
 
 export function describeStatus(answer: Answer): string {

@@ -8,7 +8,7 @@ import { setMaxListeners } from "events";
 import { checkProperties } from "../check";
 import { configKeyName, credentialTransportProblem, parseDuration, ResolvedConfig } from "../config";
 import { PropertyMap } from "../properties";
-import { describeStatus, failure, FailureContext } from "./apiErrors";
+import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
 import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { policyDataProperties } from "./model";
@@ -34,7 +34,7 @@ export interface FetcherOptions {
      * The settings as the user wrote them, for messages: where the endpoint came from (a config key, an
      * environment variable, or the default) and how to raise the timeout.
      */
-    settings?: { endpoint: string; requestTimeout: string };
+    settings?: { endpoint: string; requestTimeout: string; billing: string };
     /** Sent as X-Goog-User-Project (userProjectOverride + billingProject). */
     userProject?: string;
     /** Diagnostics (never given secrets). */
@@ -66,6 +66,7 @@ export function fetcherOptions(config: ResolvedConfig, log?: { debug(message: st
         settings: {
             endpoint: config.sources.serviceManagementCustomEndpoint ?? `the default endpoint (set ${configKeyName("serviceManagementCustomEndpoint", config.origin)} for another)`,
             requestTimeout: configKeyName("requestTimeout", config.origin),
+            billing: `${configKeyName("billingProject", config.origin)} with ${configKeyName("userProjectOverride", config.origin)}`,
         },
         userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
         log: log && ((m) => log.debug(m)),
@@ -110,6 +111,15 @@ export class IamFetcher {
     /** The timeout setting as the user writes it, for messages that tell them to raise it. */
     get requestTimeoutSetting(): string {
         return this.options.settings?.requestTimeout ?? "cloud:requestTimeout";
+    }
+
+    /** The settings a message about the API's quota names. */
+    private get quotaSettings(): Parameters<typeof quotaSpent>[3] {
+        return {
+            requestTimeout: this.requestTimeoutSetting,
+            billing: this.options.settings?.billing ?? "cloud:billingProject with cloud:userProjectOverride",
+            userProject: this.options.userProject,
+        };
     }
 
     /** Where the endpoint came from, for messages that tell the user to check it. */
@@ -227,7 +237,7 @@ export class IamFetcher {
         for (let attempt = 1; ; attempt++) {
             if (signal.aborted) throw cancelled(verb, parent);
             const turn = await this.pacer.admit(deadline, (ms) => sleep(ms, signal), () => cancelled(verb, parent)).catch((e: unknown) => {
-                throw e instanceof QuotaWait ? this.quotaSpent(e, verb, parent) : e;
+                throw e instanceof QuotaWait ? quotaSpent(e, verb, parent, this.quotaSettings) : e;
             });
             let answer: Answer | undefined;
             try {
@@ -275,22 +285,6 @@ export class IamFetcher {
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
             await sleep(wait, signal);
         }
-    }
-
-    /** The error of a call whose turn under the API's quota would come after its deadline. */
-    private quotaSpent(wait: QuotaWait, verb: Verb, parent: Parent): IamError {
-        const q = wait.quota;
-        const per = q.windowMs >= 86_400_000 ? "day" : "minute";
-        const whose = q.consumer ? `of ${q.consumer}` : "of the project the calls are billed to";
-        const limit = q.limit > 0 ? `${q.limit} requests per ${per}${q.limitName ? ` (${q.limitName})` : ""}` : "its limit";
-        const billed = this.options.userProject
-            ? `Calls are billed to project ${this.options.userProject} (billingProject with userProjectOverride).`
-            : "The quota is that of the credentials' project unless billingProject and userProjectOverride name another.";
-        return new IamError(`${verb} of ${parentName(parent)} was not sent: the Service Management API's rate quota ${whose} is ` +
-            `spent (${limit}), and this call's turn would come in ${Math.ceil(wait.turnInMs / 1000)}s, after the request timeout. ` +
-            `Raise ${this.requestTimeoutSetting} to wait for the quota, run fewer operations at once (\`pulumi up --parallel N\`), ` +
-            `or ask Google for a higher quota: https://console.cloud.google.com/apis/api/servicemanagement.googleapis.com/quotas. ${billed}`,
-        429, Code.RESOURCE_EXHAUSTED);
     }
 }
 

@@ -90,22 +90,23 @@ export class Pacer {
      * result of `sleep` returning false (cancelled) as `cancelled()`.
      */
     async admit(deadline: number, sleep: (ms: number) => Promise<boolean>, cancelled: () => Error): Promise<Admission> {
-        if (!this.quota && this.now() >= this.pausedUntil) return this.record();
-        const mine = this.turn.then(() => this.waitForRoom(deadline, sleep, cancelled));
+        const quota = this.quota;
+        if (!quota) return this.record(); // a pause is only ever set once a quota answer came
+        const mine = this.turn.then(() => this.waitForRoom(quota, deadline, sleep, cancelled));
         this.turn = mine.catch(() => undefined);
         return mine;
     }
 
-    private async waitForRoom(deadline: number, sleep: (ms: number) => Promise<boolean>, cancelled: () => Error): Promise<Admission> {
+    private async waitForRoom(learned: QuotaAnswer, deadline: number, sleep: (ms: number) => Promise<boolean>, cancelled: () => Error):
+        Promise<Admission> {
         for (;;) {
             const now = this.now();
-            const quota = this.quota;
-            if (quota) while (this.sent.length && this.sent[0] <= now - quota.windowMs) this.sent.shift();
-            const full = quota !== undefined && this.sent.length >= quota.limit;
+            const quota = this.quota ?? learned; // a later answer may have named another limit
+            while (this.sent.length && this.sent[0] <= now - quota.windowMs) this.sent.shift();
             // The oldest call leaves the window a little after windowMs (clocks differ; Google counts on arrival).
-            const at = Math.max(this.pausedUntil, full && quota ? this.sent[0] + quota.windowMs + 250 : 0);
+            const at = Math.max(this.pausedUntil, this.sent.length >= quota.limit ? this.sent[0] + quota.windowMs + 250 : 0);
             if (at <= now) return this.record();
-            if (at > deadline) throw new QuotaWait(quota ?? { limit: 0, windowMs: 60_000 }, at - now);
+            if (at > deadline) throw new QuotaWait(quota, at - now);
             if (!await sleep(at - now)) throw cancelled();
         }
     }
