@@ -141,8 +141,9 @@ export class Declarations {
     }
 
     /**
-     * What the deployment still declares on `parent`, apart from the old state of `deleting` (whose current
-     * declaration, if the program still has it, is its replacement and counts).
+     * What the deployment declares on `parent`, in this process and its peers: each resource's current declaration
+     * from Check. A resource being deleted counts only if the program still declares it (then it is its own
+     * replacement); its old state is not a declaration.
      */
     kept(parent: string): Kept {
         const kept: Kept = { grants: new Map() };
