@@ -42,6 +42,15 @@ export interface Accounts {
     isDeleted(member: string): boolean;
 }
 
+/** What a policy is checked against: the accounts, and the resource it is for. */
+export interface PolicyContext {
+    accounts: Accounts;
+    /** The resource's name (`services/S` or `services/S/consumers/P`), as refusals name it. */
+    resource: string;
+    /** Whether the resource takes conditional role bindings at all. */
+    conditionsAllowed: boolean;
+}
+
 const POLICY_VERSIONS = new Set([0, 1, 3]);
 export const SETTABLE_PATHS: ReadonlySet<string> = new Set(["bindings", "etag", "auditConfigs", "version"]);
 const DEFAULT_MASK = ["bindings", "etag"];
@@ -124,8 +133,21 @@ function checkAuditConfigs(raw: Message[], accounts: Accounts): AuditConfig[] {
     });
 }
 
+/**
+ * A resource that takes no condition refuses a binding for carrying one, whatever the condition says and
+ * whatever the policy's version: checked before every other rule of the policy.
+ */
+function refuseConditions(raw: Message, resource: string): void {
+    const i = list(raw, "bindings").findIndex((b) => isMessage(b) && b.condition !== undefined);
+    if (i >= 0) {
+        throw new PolicyProblem(`Conditional role bindings are not supported for this resource (${resource}): ` +
+            "remove the condition from the binding.", `policy.bindings[${i}].condition`);
+    }
+}
+
 /** Checks the `policy` of a setIamPolicy request (or of a seeded policy). */
-export function checkPolicy(raw: Message, accounts: Accounts): PolicyInput {
+export function checkPolicy(raw: Message, { accounts, resource, conditionsAllowed }: PolicyContext): PolicyInput {
+    if (!conditionsAllowed) refuseConditions(raw, resource);
     const version = typeof raw.version === "number" ? raw.version : undefined;
     if (version !== undefined && !POLICY_VERSIONS.has(version)) {
         throw new PolicyProblem(`Invalid policy version ${version}: it must be 0, 1 or 3.`, "policy.version");

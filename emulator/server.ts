@@ -9,8 +9,9 @@ import {
     applySet, checkPolicy, checkUpdateMask, deletion, etagMatches, PolicyProblem, renameMember, viewPolicy, type Accounts,
     type StoredPolicy,
 } from "./iam";
+import { ApiError, errorInfo, SERVICE_MANAGEMENT } from "./errors";
 import { BadField, isMessage, isObject, parseMessage, type Message, type MessageName, type Value } from "./protojson";
-import { DEFAULT_CONSUMER, quotaExceeded, RateQuota } from "./quota";
+import { consumerOf, quotaExceeded, RateQuota } from "./quota";
 import { isProjectId, isServiceName, PERMISSIONS } from "./rules";
 import { Store } from "./state";
 import { TokenAuthority, type Caller } from "./tokens";
@@ -18,7 +19,7 @@ import type {
     AuthorizedUserFile, Behavior, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
     Policy, RequestRecord, ServiceAccountKey,
 } from "./types";
-import { FAULT_KINDS } from "./types";
+import { DEFAULTS, FAULT_KINDS } from "./types";
 
 const JSON_TYPE = "application/json; charset=UTF-8";
 const MAX_BODY = 1 << 20;
@@ -38,19 +39,6 @@ const PROJECT_ID_RULE = "a project ID is 6 to 30 lowercase letters, digits or hy
     "not ending with a hyphen, or a domain-scoped ID such as example.com:my-project";
 const CREDENTIALS_HINT = "Expected OAuth 2 access token, login cookie or other valid authentication credential. " +
     "See https://developers.google.com/identity/sign-in/web/devconsole-project.";
-
-/** An error answered in Google's JSON error format. */
-class ApiError extends Error {
-    constructor(
-        readonly code: number,
-        readonly status: string,
-        message: string,
-        readonly details: object[] = [],
-        readonly headers?: OutgoingHttpHeaders,
-    ) {
-        super(message);
-    }
-}
 
 const badRequest = (message: string, field?: string): ApiError => new ApiError(400, "INVALID_ARGUMENT", message,
     field === undefined ? [] : [{
@@ -75,16 +63,11 @@ function parseBody(body: Record<string, unknown>, name: MessageName): Message {
     }
 }
 
-function errorInfo(reason: string, metadata: Record<string, string>): object {
-    return { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason, domain: "googleapis.com", metadata };
-}
-
 function permissionDenied(permission: string, resource: string): ApiError {
     return new ApiError(403, "PERMISSION_DENIED",
         `Permission '${permission}' denied on resource '${resource}' (or it may not exist).`,
         [errorInfo("IAM_PERMISSION_DENIED", { permission, resource })]);
 }
-
 
 function decodeSegment(s: string): string {
     if (!s.includes("%")) return s;
@@ -99,6 +82,11 @@ function rfc3339(ms: number): string {
     return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+/** `path`, cut short for an error message. */
+function shownPath(path: string): string {
+    return path.length > 200 ? `${path.slice(0, 200)}…` : path;
+}
+
 /** One request in flight. */
 interface Ctx {
     req: IncomingMessage;
@@ -106,6 +94,13 @@ interface Ctx {
     path: string;
     query: string;
     body: Buffer;
+    /**
+     * A Service Management call (`/v1/services…`), decided once per request: only these are delayed and
+     * faulted, and (in their handlers, once the caller is known) charged to the rate quota.
+     */
+    serviceManagement: boolean;
+    /** The X-Goog-User-Project header, as sent: recorded as is, and the rate quota's consumer when not empty. */
+    userProject?: string;
     record?: RequestRecord;
 }
 
@@ -122,35 +117,36 @@ export class EmulatorServer implements Emulator {
     private readonly server: http.Server | https.Server;
     private readonly store: Store;
     private tokens!: TokenAuthority;
-    private faultRate = 0;
+    private faultRate: number = DEFAULTS.faultRate;
     private faultKinds: FaultKind[] = [...FAULT_KINDS];
     private slowAnswers?: { verb: string; count: number; delayMs: number };
-    private latencyMs = 0;
+    private latencyMs: number = DEFAULTS.latencyMs;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
     /** Serialized getIamPolicy answers per stored policy object (replaced on every write, so never stale). */
     private readonly viewCache = new WeakMap<StoredPolicy, string[]>();
     private closing?: Promise<void>;
-    private propagationMs = 0;
-    private missingService: 403 | 404 = 403;
+    private propagationMs: number = DEFAULTS.propagationMs;
+    private missingService: 403 | 404 = DEFAULTS.missingService;
     private allowConditions = false;
     private readonly quota?: RateQuota;
     /** The accounts view the policy checks use. */
     private readonly accounts: Accounts;
+    private readonly host: string;
+    private readonly listenPort: number;
+    private readonly tokenLifetime: number;
 
     constructor(private readonly options: EmulatorOptions = {}) {
-        const port = options.port ?? 0;
+        const port = (this.listenPort = options.port ?? DEFAULTS.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`invalid port ${port}`);
-        const lifetime = options.tokenLifetime ?? 3600;
+        const lifetime = (this.tokenLifetime = options.tokenLifetime ?? DEFAULTS.tokenLifetime);
         if (!Number.isFinite(lifetime) || lifetime < 0) throw new RangeError(`invalid token lifetime ${lifetime}`);
-        this.setFaults({ rate: options.faultRate ?? 0, latencyMs: options.latencyMs ?? 0 });
+        this.host = options.host ?? DEFAULTS.host;
+        // Omitted options keep the fields' defaults.
+        this.setFaults({ rate: options.faultRate, latencyMs: options.latencyMs });
         this.store = new Store(options.state);
         this.accounts = { isDeleted: (m) => this.store.deletedPrincipals.has(m) };
-        this.setBehavior({
-            propagationMs: options.propagationMs ?? 0,
-            missingService: options.missingService ?? 403,
-            allowConditions: options.allowConditions ?? false,
-        });
+        this.setBehavior(options);
         if (options.quotaPerMinute !== undefined) this.quota = new RateQuota(options.quotaPerMinute, options.quotaClock);
         const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
         this.server = options.tls
@@ -159,10 +155,10 @@ export class EmulatorServer implements Emulator {
     }
 
     async listen(): Promise<void> {
-        const host = this.options.host ?? "127.0.0.1";
+        const host = this.host;
         await new Promise<void>((resolve, reject) => {
             this.server.once("error", reject);
-            this.server.listen(this.options.port ?? 0, host, () => {
+            this.server.listen(this.listenPort, host, () => {
                 this.server.off("error", reject);
                 resolve();
             });
@@ -173,8 +169,8 @@ export class EmulatorServer implements Emulator {
         this.origin = `${this.options.tls ? "https" : "http"}://${host.includes(":") ? `[${host}]` : host}:${this.port}`;
         this.url = `${this.origin}/v1/`;
         this.tokenUrl = `${this.origin}/token`;
-        const origins = ["https://servicemanagement.googleapis.com", this.origin];
-        this.tokens = new TokenAuthority(this.store, this.options.tokenLifetime ?? 3600, this.tokenUrl, origins);
+        const origins = [`https://${SERVICE_MANAGEMENT}`, this.origin];
+        this.tokens = new TokenAuthority(this.store, this.tokenLifetime, this.tokenUrl, origins);
         for (const t of this.options.accessTokens ?? []) this.tokens.addStatic(t, false);
         for (const t of this.options.deniedTokens ?? []) this.tokens.addStatic(t, true);
     }
@@ -226,9 +222,10 @@ export class EmulatorServer implements Emulator {
     }
 
     setBehavior(behavior: Behavior): void {
-        const propagationMs = behavior.propagationMs ?? this.propagationMs;
-        const missingService = behavior.missingService ?? this.missingService;
-        const allowConditions = behavior.allowConditions ?? this.allowConditions;
+        // Only an omitted field keeps its value: anything else given (null included) must be valid.
+        const propagationMs = behavior.propagationMs === undefined ? this.propagationMs : behavior.propagationMs;
+        const missingService = behavior.missingService === undefined ? this.missingService : behavior.missingService;
+        const allowConditions = behavior.allowConditions === undefined ? this.allowConditions : behavior.allowConditions;
         if (typeof allowConditions !== "boolean") throw new RangeError(`allowConditions must be true or false, got ${String(allowConditions)}`);
         if (!(propagationMs >= 0 && Number.isFinite(propagationMs))) {
             throw new RangeError(`propagation delay must be a non-negative number of ms, got ${propagationMs}`);
@@ -293,12 +290,14 @@ export class EmulatorServer implements Emulator {
 
     setPolicy(parentName: string, policy: Policy): Policy {
         const parent = this.seedParent(parentName);
-        // A seeded policy passes the same checks as a write at version 3, without the etag check.
+        // A seeded policy passes the same checks as a write at version 3, without the etag check; and it places
+        // a state rather than making a setIamPolicy call, so it takes conditions whatever allowConditions says.
         const { etag: _ignored, ...rest } = policy;
         const raw: Record<string, unknown> = { ...rest, version: 3 };
         let next: StoredPolicy;
         try {
-            const input = checkPolicy(parseMessage(raw, "Policy", "policy"), this.accounts);
+            const input = checkPolicy(parseMessage(raw, "Policy", "policy"),
+                { accounts: this.accounts, resource: parent, conditionsAllowed: true });
             next = applySet(this.store.policyOf(parent), input, new Set(["bindings", "auditConfigs"]), this.store.nextEtag());
         } catch (e) {
             if (e instanceof PolicyProblem || e instanceof BadField) throw new Error(`${e.message} (${e.field})`);
@@ -335,16 +334,18 @@ export class EmulatorServer implements Emulator {
     private handle(req: IncomingMessage, res: ServerResponse): void {
         const raw = req.url ?? "/";
         const q = raw.indexOf("?");
+        const path = q < 0 ? raw : raw.slice(0, q);
+        const userProject = req.headers["x-goog-user-project"];
         const ctx: Ctx = {
-            req, res,
-            path: q < 0 ? raw : raw.slice(0, q),
+            req, res, path,
             query: q < 0 ? "" : raw.slice(q + 1),
             body: Buffer.alloc(0),
+            serviceManagement: path.startsWith("/v1/services"),
+            userProject: typeof userProject === "string" ? userProject : undefined,
         };
         if (!ctx.path.startsWith("/__emulator/")) {
             ctx.record = { method: req.method ?? "", path: ctx.path, status: 0, userAgent: req.headers["user-agent"] ?? "" };
-            const userProject = req.headers["x-goog-user-project"];
-            if (typeof userProject === "string") ctx.record.userProject = userProject;
+            if (ctx.userProject !== undefined) ctx.record.userProject = ctx.userProject;
             this.requestCount++;
             this.requests.push(ctx.record);
             if (this.requests.length > MAX_RECORDS) this.requests.splice(0, MAX_RECORDS / 2);
@@ -366,22 +367,21 @@ export class EmulatorServer implements Emulator {
                 return;
             }
             ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-            const faultable = ctx.path.startsWith("/v1/services");
-            if (faultable && this.latencyMs > 0) {
+            if (ctx.serviceManagement && this.latencyMs > 0) {
                 const timer = setTimeout(() => {
                     this.timers.delete(timer);
-                    this.dispatch(ctx, faultable);
+                    this.dispatch(ctx);
                 }, this.minLatencyMs + Math.random() * (this.latencyMs - this.minLatencyMs));
                 this.timers.add(timer);
             } else {
-                this.dispatch(ctx, faultable);
+                this.dispatch(ctx);
             }
         });
     }
 
-    private dispatch(ctx: Ctx, faultable: boolean): void {
+    private dispatch(ctx: Ctx): void {
         try {
-            if (faultable && this.faultRate > 0 && Math.random() < this.faultRate) this.fault(ctx);
+            if (ctx.serviceManagement && this.faultRate > 0 && Math.random() < this.faultRate) this.fault(ctx);
             else if (ctx.path.startsWith("/v1/")) this.api(ctx);
             else if (ctx.path === "/token") this.tokenEndpoint(ctx);
             else if (ctx.path.startsWith("/__emulator/")) this.admin(ctx);
@@ -431,27 +431,30 @@ export class EmulatorServer implements Emulator {
      * client configured with a base URL lacking `/v1/` gets).
      */
     private frontEndNotFound(ctx: Ctx): void {
-        const shown = (ctx.path.length > 200 ? `${ctx.path.slice(0, 200)}…` : ctx.path).replace(/[<>&"]/g, "");
+        const shown = shownPath(ctx.path).replace(/[<>&"]/g, "");
         const html = "<!DOCTYPE html>\n<html lang=en>\n<meta charset=utf-8>\n<title>Error 404 (Not Found)!!1</title>\n" +
             `<p><b>404.</b> <ins>That’s an error.</ins>\n<p>The requested URL <code>${shown}</code> was not found on this server. ` +
             "<ins>That’s all we know.</ins>\n";
-        if (ctx.record) ctx.record.status = 404;
-        this.answer(ctx, 404, html, { "Content-Type": "text/html; charset=UTF-8" });
+        this.send(ctx, 404, html, { "Content-Type": "text/html; charset=UTF-8" });
     }
 
     /** An unknown path, or a known path with another HTTP verb (Google maps each method to one verb). */
     private notFound(ctx: Ctx): ApiError {
-        const shown = ctx.path.length > 200 ? `${ctx.path.slice(0, 200)}…` : ctx.path;
-        return new ApiError(404, "NOT_FOUND", `The requested URL ${shown} was not found on this server.`);
+        return new ApiError(404, "NOT_FOUND", `The requested URL ${shownPath(ctx.path)} was not found on this server.`);
     }
 
+    /**
+     * An injected fault: a 429, a 503 or a reset connection, each transient, as Google's front end sometimes
+     * answers. The 429 is not the rate quota's refusal (quota.ts): it names no limit (no quota_limit_value in
+     * its ErrorInfo, which is how a client tells it is worth retrying at once) and says so with Retry-After: 0.
+     */
     private fault(ctx: Ctx): void {
         switch (this.faultKinds[randomInt(this.faultKinds.length)]) {
             case "429":
                 throw new ApiError(429, "RESOURCE_EXHAUSTED",
                     "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service " +
-                    "'servicemanagement.googleapis.com'.",
-                    [errorInfo("RATE_LIMIT_EXCEEDED", { service: "servicemanagement.googleapis.com" })],
+                    `'${SERVICE_MANAGEMENT}'.`,
+                    [errorInfo("RATE_LIMIT_EXCEEDED", { service: SERVICE_MANAGEMENT })],
                     { "Retry-After": "0" });
             case "503":
                 throw new ApiError(503, "UNAVAILABLE", "The service is currently unavailable.");
@@ -502,7 +505,7 @@ export class EmulatorServer implements Emulator {
         const header = ctx.req.headers.authorization;
         if (!header) {
             throw new ApiError(401, "UNAUTHENTICATED", `Request is missing required authentication credential. ${CREDENTIALS_HINT}`,
-                [errorInfo("CREDENTIALS_MISSING", { service: "servicemanagement.googleapis.com" })],
+                [errorInfo("CREDENTIALS_MISSING", { service: SERVICE_MANAGEMENT })],
                 { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/"' });
         }
         const caller = header.length > 7 && header.slice(0, 7).toLowerCase() === "bearer "
@@ -511,33 +514,34 @@ export class EmulatorServer implements Emulator {
         if (caller === undefined || caller === "expired") {
             // An expired token and one IAM never issued get the same message but distinct reasons.
             throw new ApiError(401, "UNAUTHENTICATED", `Request had invalid authentication credentials. ${CREDENTIALS_HINT}`,
-                [errorInfo(caller === "expired" ? "ACCESS_TOKEN_EXPIRED" : "ACCESS_TOKEN_TYPE_UNSUPPORTED", { service: "servicemanagement.googleapis.com" })],
+                [errorInfo(caller === "expired" ? "ACCESS_TOKEN_EXPIRED" : "ACCESS_TOKEN_TYPE_UNSUPPORTED", { service: SERVICE_MANAGEMENT })],
                 { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"' });
         }
         if (caller.scopes && !caller.scopes.some((s) => scopes.has(s))) {
             throw new ApiError(403, "PERMISSION_DENIED", "Request had insufficient authentication scopes.",
-                [errorInfo("ACCESS_TOKEN_SCOPE_INSUFFICIENT", { service: "servicemanagement.googleapis.com" })],
+                [errorInfo("ACCESS_TOKEN_SCOPE_INSUFFICIENT", { service: SERVICE_MANAGEMENT })],
                 { "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="insufficient_scope"' });
         }
-        this.chargeQuota(ctx);
         return caller;
     }
 
     /**
-     * Counts a Service Management call against the rate quota, or refuses it (429, not counted). Charged once
-     * the caller is known, as Google charges the consumer its credentials name: a call without valid
-     * credentials is not counted. Per consumer project: the X-Goog-User-Project header when sent, else one
-     * shared bucket (the emulator does not know which project a token belongs to). IAM Credentials'
-     * generateAccessToken, also under /v1/, is another service with a quota of its own: not counted.
+     * The caller of a Service Management call, which is then counted against the rate quota, or refused (429,
+     * not counted). Charged once the caller is known, as Google charges the consumer its credentials name: a
+     * call without valid credentials is not counted. Per consumer project (see consumerOf). Only Service
+     * Management's handlers call this: IAM Credentials' generateAccessToken, also under /v1/, is another
+     * service with a quota of its own.
      */
-    private chargeQuota(ctx: Ctx): void {
-        if (!this.quota || !ctx.path.startsWith("/v1/services")) return;
-        const header = ctx.req.headers["x-goog-user-project"];
-        const consumer = typeof header === "string" && header !== "" ? header : DEFAULT_CONSUMER;
-        if (this.quota.admit(consumer)) return;
-        this.quotaRefusals++;
-        const { message, details } = quotaExceeded(consumer, this.quota.limit);
-        throw new ApiError(429, "RESOURCE_EXHAUSTED", message, details);
+    private smCaller(ctx: Ctx, scopes: ReadonlySet<string>): Caller {
+        const caller = this.caller(ctx, scopes);
+        if (this.quota) {
+            const consumer = consumerOf(ctx.userProject);
+            if (!this.quota.admit(consumer)) {
+                this.quotaRefusals++;
+                throw quotaExceeded(consumer, this.quota.limit);
+            }
+        }
+        return caller;
     }
 
     private json(ctx: Ctx): Record<string, unknown> {
@@ -570,7 +574,7 @@ export class EmulatorServer implements Emulator {
     }
 
     private createServiceHttp(ctx: Ctx): void {
-        const caller = this.caller(ctx, WRITE_SCOPES);
+        const caller = this.smCaller(ctx, WRITE_SCOPES);
         const { serviceName, producerProjectId } = parseBody(this.json(ctx), "ManagedService");
         if (typeof serviceName !== "string") throw badRequest("serviceName is required.", "service_name");
         if (typeof producerProjectId !== "string") throw badRequest("producerProjectId is required.", "producer_project_id");
@@ -595,7 +599,7 @@ export class EmulatorServer implements Emulator {
     }
 
     private listServices(ctx: Ctx): void {
-        const caller = this.caller(ctx, READ_SCOPES);
+        const caller = this.smCaller(ctx, READ_SCOPES);
         const producer = new URLSearchParams(ctx.query).get("producerProjectId");
         const services = caller.denied ? [] : [...this.store.services.values()]
             .filter((s) => producer === null || s.producerProjectId === producer);
@@ -603,7 +607,7 @@ export class EmulatorServer implements Emulator {
     }
 
     private getService(ctx: Ctx, rawName: string): void {
-        const caller = this.caller(ctx, READ_SCOPES);
+        const caller = this.smCaller(ctx, READ_SCOPES);
         const name = this.serviceSegment(rawName);
         if (caller.denied) throw permissionDenied("servicemanagement.services.get", `services/${name}`);
         const service = this.store.services.get(name);
@@ -612,7 +616,7 @@ export class EmulatorServer implements Emulator {
     }
 
     private iam(ctx: Ctx, verb: string, rawService: string, rawConsumer: string | undefined): void {
-        const caller = this.caller(ctx, verb === "setIamPolicy" ? WRITE_SCOPES : READ_SCOPES);
+        const caller = this.smCaller(ctx, verb === "setIamPolicy" ? WRITE_SCOPES : READ_SCOPES);
         const body = this.json(ctx);
         const service = this.serviceSegment(rawService);
         const parent = rawConsumer === undefined
@@ -650,21 +654,11 @@ export class EmulatorServer implements Emulator {
         if (!isMessage(policy)) {
             throw badRequest("Invalid argument: 'policy' is required.", "policy");
         }
-        if (!this.allowConditions) {
-            // Checked before the policy's own rules: the resource takes no condition at all, so a condition with a bad
-            // expression or in a version-1 policy is refused for being there, not for its content.
-            const bindings = Array.isArray(policy.bindings) ? policy.bindings : [];
-            const i = bindings.findIndex((b) => isMessage(b) && b.condition !== undefined);
-            if (i >= 0) {
-                throw badRequest(`Conditional role bindings are not supported for this resource (${parent}): ` +
-                    "remove the condition from the binding.", `policy.bindings[${i}].condition`);
-            }
-        }
         const mask = request.updateMask;
         const current = this.store.policyOf(parent);
         let next: StoredPolicy;
         try {
-            const input = checkPolicy(policy, this.accounts);
+            const input = checkPolicy(policy, { accounts: this.accounts, resource: parent, conditionsAllowed: this.allowConditions });
             const paths = checkUpdateMask(mask === undefined ? undefined : stringList(mask));
             if (input.etag !== undefined && !etagMatches(current, input.etag)) {
                 throw new ApiError(409, "ABORTED",
@@ -756,10 +750,11 @@ export class EmulatorServer implements Emulator {
             this.send(ctx, 200, JSON.stringify({ rate: this.faultRate, latencyMs: this.latencyMs, minLatencyMs: this.minLatencyMs }));
         } else if (ctx.path === "/__emulator/behavior" && method === "POST") {
             const body = this.json(ctx);
+            // Passed through as sent: setBehavior refuses a value of the wrong type or out of range.
             const behavior: Behavior = {};
-            if (typeof body.propagationMs === "number") behavior.propagationMs = body.propagationMs;
-            if (body.missingService === 403 || body.missingService === 404) behavior.missingService = body.missingService;
-            if (typeof body.allowConditions === "boolean") behavior.allowConditions = body.allowConditions;
+            if (body.propagationMs !== undefined) behavior.propagationMs = body.propagationMs as number;
+            if (body.missingService !== undefined) behavior.missingService = body.missingService as 403 | 404;
+            if (body.allowConditions !== undefined) behavior.allowConditions = body.allowConditions as boolean;
             try {
                 this.setBehavior(behavior);
             } catch (e) {

@@ -6,7 +6,9 @@ import type { IssuedToken, Store } from "./state";
 import type { AuthorizedUserFile, ServiceAccountKey } from "./types";
 
 export const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
-export const DEFAULT_MINT_EMAIL = "emulator@emulator-project.iam.gserviceaccount.com";
+/** The project of minted keys that name none (nor a client_email of another project). */
+export const DEFAULT_PROJECT = "emulator-project";
+export const DEFAULT_MINT_EMAIL = `emulator@${DEFAULT_PROJECT}.iam.gserviceaccount.com`;
 /** How far in the future a JWT's `iat` may be (clock skew), and the longest assertion Google accepts. */
 const MAX_SKEW_S = 300;
 const MAX_ASSERTION_S = 3600;
@@ -182,7 +184,7 @@ export class TokenAuthority {
     /** A new RSA key whose public half the token endpoint will trust (and the state file keeps). */
     mintServiceAccountKey(opts: { clientEmail?: string; projectId?: string } = {}): ServiceAccountKey {
         const clientEmail = opts.clientEmail ?? DEFAULT_MINT_EMAIL;
-        const projectId = opts.projectId ?? /^[^@]+@([^.]+)\.iam\.gserviceaccount\.com$/.exec(clientEmail)?.[1] ?? "emulator-project";
+        const projectId = opts.projectId ?? /^[^@]+@([^.]+)\.iam\.gserviceaccount\.com$/.exec(clientEmail)?.[1] ?? DEFAULT_PROJECT;
         const { privateKey, publicKey } = generateKeyPairSync("rsa", {
             modulusLength: 2048,
             publicKeyEncoding: { type: "spki", format: "pem" },

@@ -32,26 +32,44 @@ export interface Policy {
     auditConfigs?: AuditConfig[];
 }
 
+/**
+ * The defaults of the options that have one: what the server uses when an option is omitted, and what
+ * `--help` shows.
+ */
+export const DEFAULTS = {
+    port: 0,
+    host: "127.0.0.1",
+    /** Seconds. */
+    tokenLifetime: 3600,
+    missingService: 403,
+    propagationMs: 0,
+    faultRate: 0,
+    latencyMs: 0,
+} as const;
+
 /** How the emulator answers where Google's behaviour is a matter of timing or is not documented. */
 export interface Behavior {
     /**
      * For this many ms after a write, getIamPolicy keeps answering the policy as it was before it (IAM is
      * eventually consistent; writers confirm by re-reading). setIamPolicy's etag check always sees the newest.
+     * Default 0 (`--propagation-ms`).
      */
     propagationMs?: number;
     /**
      * The status of a request on a service that does not exist: 403 (default: Google answers "not found or
-     * permission denied", as gcloud shows it) or 404.
+     * permission denied", as gcloud shows it) or 404 (`--missing-service 403|404`).
      */
     missingService?: 403 | 404;
     /**
      * Accept setIamPolicy bindings with a `condition`. Default false: Google's list of resource types that
-     * accept conditional role bindings does not include Service Management services or consumers.
+     * accept conditional role bindings does not include Service Management services or consumers
+     * (`--allow-conditions`).
      */
     allowConditions?: boolean;
 }
 
-export interface EmulatorOptions {
+/** The emulator's options: the CLI flags, camelCased, and the Behavior they start with. */
+export interface EmulatorOptions extends Behavior {
     /** TCP port; 0 (default) picks a free one. */
     port?: number;
     /** Interface to bind; default 127.0.0.1. */
@@ -68,12 +86,6 @@ export interface EmulatorOptions {
     latencyMs?: number;
     /** Lifetime in seconds of the access tokens this emulator issues; default 3600. */
     tokenLifetime?: number;
-    /** See Behavior (`--propagation-ms`). */
-    propagationMs?: number;
-    /** See Behavior (`--missing-service 403|404`). */
-    missingService?: 403 | 404;
-    /** See Behavior (`--allow-conditions`). */
-    allowConditions?: boolean;
     /**
      * Rate quota (`--quota-per-minute N`): at most N Service Management calls per consumer project are
      * answered in any rolling 60-second window; the next is refused with Google's 429 RESOURCE_EXHAUSTED.
@@ -184,7 +196,11 @@ export interface Emulator {
     close(): Promise<void>;
     resetRequests(): void;
     setFaults(faults: FaultSettings): void;
-    /** Changes the propagation delay and the missing-service status; omitted fields keep their value. */
+    /**
+     * Changes the propagation delay, the missing-service status and whether setIamPolicy accepts conditional
+     * bindings (allowConditions); omitted fields keep their value. Throws a RangeError on a value out of range
+     * or of the wrong type.
+     */
     setBehavior(behavior: Behavior): void;
     /**
      * Deletes an account as Google does: every grant and audit exemption of `member` (user:, serviceAccount:,

@@ -271,6 +271,10 @@ describe("emulator: limits", function () {
                 emu.setBehavior({ allowConditions: false });
             }
             expect((await set(parent, { policy: { version: 3, bindings: withCondition } })).status).to.equal(400);
+            // The admin surface refuses a value of the wrong type, as setBehavior does, rather than dropping it.
+            const wrong = await call("POST", `${emu.origin}/__emulator/behavior`, { body: { allowConditions: "yes" } });
+            expect(wrong.status, wrong.text).to.equal(400);
+            expect((await set(parent, { policy: { version: 3, bindings: withCondition } })).status).to.equal(400);
             const admin = await call("POST", `${emu.origin}/__emulator/behavior`, { body: { allowConditions: true } });
             expect(admin.json).to.include({ allowConditions: true });
             try {

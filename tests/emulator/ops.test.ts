@@ -9,6 +9,7 @@ import { join, resolve } from "path";
 import { Readable } from "stream";
 import { createInterface } from "readline";
 import { startEmulator, type Emulator, type Policy, type ServiceAccountKey } from "../../emulator";
+import { FLAGS, HelpRequested, parseArgs, UsageError } from "../../emulator/cli";
 import { body, call, signJwt } from "./http";
 
 const TOKEN = "ops-token";
@@ -16,10 +17,6 @@ const SERVICE = "ops.endpoints.my-project.cloud.goog";
 /** build/tests/emulator → repository root. */
 const ROOT = resolve(__dirname, "../../..");
 const MAIN = join(ROOT, "build", "emulator", "main.js");
-/** Every flag of the CLI, in the order --help lists them. */
-const FLAGS = ["port", "host", "access-token", "denied-token", "state", "fault-rate", "latency-ms", "token-lifetime",
-    "propagation-ms", "missing-service", "quota-per-minute", "allow-conditions", "mint-key", "mint-email", "tls-cert",
-    "tls-key", "help"];
 
 /** Runs the built CLI to its end (for runs that start nothing). */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -272,7 +269,8 @@ describe("emulator: operations", function () {
                 else if (current && line.startsWith("      ")) blocks.set(current, `${blocks.get(current)} ${line.trim()}`);
                 else current = "";
             }
-            expect([...blocks.keys()]).to.deep.equal(FLAGS);
+            // Every flag of the CLI's table, in its order.
+            expect([...blocks.keys()]).to.deep.equal(FLAGS.map((f) => f.name));
             for (const [name, text] of blocks) {
                 expect(text.length, name).to.be.above(20);
                 if (name !== "help") expect(text, name).to.match(/\(.*default: [^)]+\)$/);
@@ -282,6 +280,18 @@ describe("emulator: operations", function () {
             expect(blocks.get("port")).to.contain("default: 0");
         });
     }
+
+    it("CLI: parses each flag into its option, in-process, as the table says", () => {
+        expect(parseArgs(["--port", "8080", "--access-token", "a", "--access-token", "b", "--denied-token", "d",
+            "--fault-rate", "0.5", "--missing-service", "404", "--quota-per-minute", "5", "--allow-conditions",
+            "--mint-key", "k.json", "--mint-email", "m@p.iam.gserviceaccount.com"])).to.deep.include({
+            port: 8080, accessTokens: ["a", "b"], deniedTokens: ["d"], faultRate: 0.5, missingService: 404,
+            quotaPerMinute: 5, allowConditions: true, mintKey: "k.json", mintEmail: "m@p.iam.gserviceaccount.com",
+        });
+        expect(parseArgs([])).to.deep.include({ accessTokens: [], allowConditions: false });
+        expect(() => parseArgs(["--bogus", "-h"])).to.throw(HelpRequested);
+        expect(() => parseArgs(["--access-token", "a", "--port", "1", "--port", "2"])).to.throw(UsageError, "--port given more than once");
+    });
 
     it("CLI: a port in use exits 1 naming the port, with how to pick another or let the emulator pick", async () => {
         const holder = createServer();
