@@ -17,7 +17,7 @@ import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
 import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
 import { pluginTarball, toolsMissing } from "../tests/e2e/support";
-import { consumersAnswered, engineRuns, lookupRun, quotaConsumer, QuotaLookups, seedConsumers, yamlLookupRun } from "./engine";
+import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
 import { ClientFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -227,18 +227,13 @@ function pluginClient(plugin: Plugin): (i: number) => Promise<void> {
 
 
 /** A plugin started with the bench's environment (as the engine passes its own), configured against the emulator. */
-async function startPlugin(emu: Emu, launcher: string): Promise<Plugin> {
+async function startPlugin(emu: { url: string }, launcher: string): Promise<Plugin> {
     const plugin = await Plugin.start({ command: [launcher], env: process.env });
     await plugin.configure(undefined, {
         "cloud:config:serviceManagementCustomEndpoint": emu.url,
         "cloud:config:accessToken": TOKEN,
     });
     return plugin;
-}
-
-/** Stops a plugin unless it is already gone. */
-async function stopPlugin(plugin: Plugin): Promise<void> {
-    if (plugin.child.exitCode === null && plugin.child.signalCode === null) await plugin.stop();
 }
 
 type Log = (m: string) => void;
@@ -301,14 +296,14 @@ async function measureMemory(emu: Emu, installed: string, log: Log): Promise<Res
         await sleep(500);
         after = rssKb(mem.child.pid!);
     } finally {
-        await stopPlugin(mem);
+        await mem.stop();
     }
     const dev = await startPlugin(emu, DEV_LAUNCHER);
     try {
         await sleep(300);
         devIdle = rssKb(dev.child.pid!);
     } finally {
-        await stopPlugin(dev);
+        await dev.stop();
     }
     return { warmup: N.warmup, invokes: N.memoryInvokes, idleMb: idle / 1024, warmMb: warm / 1024, afterMb: after / 1024, devIdleMb: devIdle / 1024 };
 }
@@ -369,7 +364,7 @@ async function measureInvoke(emu: Emu, log: Log): Promise<Results["invoke"]> {
         await Promise.all(Array.from({ length: N.coalesce }, (_, i) => clients.plugin(i + 1)));
         const distinct = (await emu.admin("/__emulator/requests")).count!;
         await emu.admin("/__emulator/faults", { latencyMs: 0, minLatencyMs: 0 });
-        await stopPlugin(plugin);
+        await plugin.stop();
 
         // The emulator's own capacity under the raw client, to show it is not the bottleneck of the figures above.
         log(`emulator capacity, ${N.capacitySeconds}s at concurrency 64`);
@@ -389,7 +384,7 @@ async function measureInvoke(emu: Emu, log: Log): Promise<Results["invoke"]> {
             capacity,
         };
     } finally {
-        await stopPlugin(plugin);
+        await plugin.stop();
     }
 }
 
@@ -404,7 +399,10 @@ async function measureEngine(log: Log): Promise<EngineFigures | Missing> {
     const settings = [undefined, N.members].flatMap((parallel) => N.engineLatencies.map((latencyMs) => ({ latencyMs, parallel })));
     const schedule = Array.from({ length: N.engineReps }, () => settings).flat();
     const runs = await engineRuns(N.members, schedule, log);
-    const lookups = await lookupRun(100, log);
+    const wrong = runs.find((r) => r.upFailures || r.destroyFailures);
+    if (wrong) throw new Error(`engine run at ${wrong.latencyMs} ms: ${grantsLeftWrong(wrong)}`);
+    const lookups = await lookupRun(100, { program: "typescript" }, log);
+    if (lookups.failures) throw new Error(`engine lookups: ${lookups.failures} of ${lookups.count} failed (first: ${lookups.failure})`);
     return {
         members: N.members,
         reps: N.engineReps,
@@ -415,27 +413,31 @@ async function measureEngine(log: Log): Promise<EngineFigures | Missing> {
             return { latencyMs, parallel, upMs: at.map((r) => r.upMs), destroyMs: at.map((r) => r.destroyMs), upCalls: at.map((r) => r.upCalls),
                 destroyCalls: at.map((r) => r.destroyCalls) };
         }),
-        lookups,
+        lookups: { count: lookups.count, upMs: lookups.wallMs, calls: lookups.requests },
     };
+}
+
+/** What an engine run's up and destroy left wrong, in words. */
+function grantsLeftWrong(run: EngineRun): string {
+    return `${run.upFailures} of ${run.members} Members not granted after up, ${run.destroyFailures} still granted after destroy`;
 }
 
 /**
  * The quota lookups through the plugin's protocol (when the engine cannot run), at the bench's concurrency,
  * against an in-process emulator with the quota; each failure is counted, not thrown.
  */
-async function protocolLookups(count: number, log: Log): Promise<QuotaLookups> {
+async function protocolLookups(count: number, log: Log): Promise<Lookups> {
     const emu = await emulatorInProcess({ accessTokens: [TOKEN], quotaPerMinute: N.quotaPerMinute });
     try {
         seedConsumers(emu, SERVICE, count);
-        const plugin = await Plugin.start({ command: [DEV_LAUNCHER], env: process.env });
+        const plugin = await startPlugin(emu, DEV_LAUNCHER);
         try {
-            await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
             log(`quota: ${count} consumer lookups through the plugin's protocol at concurrency ${N.concurrency}`);
             emu.resetRequests();
             const errors: string[] = [];
             const { wallMs } = await pool(count, N.concurrency, async (i) => {
                 try {
-                    const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: quotaConsumer(i) });
+                    const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: lookupConsumer(i) });
                     if (res.failures.length || !res.return) errors.push(JSON.stringify(res.failures));
                 } catch (e) {
                     errors.push(e instanceof Error ? e.message : String(e));
@@ -444,7 +446,7 @@ async function protocolLookups(count: number, log: Log): Promise<QuotaLookups> {
             const failures = Math.max(errors.length, count - consumersAnswered(emu.requests, SERVICE).size);
             return { count, wallMs, requests: emu.requestCount, refusals: emu.quotaRefusals, failures, failure: errors[0] };
         } finally {
-            await stopPlugin(plugin);
+            await plugin.stop();
         }
     } finally {
         await emu.close();
@@ -459,7 +461,8 @@ async function measureQuota(log: Log): Promise<QuotaFigures | Missing> {
         return { missing: `--quick: ${N.quotaLookups} lookups at ${N.quotaPerMinute} calls per minute wait for quota minutes` };
     }
     const missing = toolsMissing();
-    const lookups = missing ? await protocolLookups(N.quotaLookups, log) : await yamlLookupRun(N.quotaLookups, { quotaPerMinute: N.quotaPerMinute }, log);
+    const lookups = missing ? await protocolLookups(N.quotaLookups, log)
+        : await lookupRun(N.quotaLookups, { program: "yaml", emulator: { quotaPerMinute: N.quotaPerMinute } }, log);
     const runs: QuotaRun[] = [{
         what: `${lookups.count} distinct consumer lookups, ` +
             (missing ? `plugin over its protocol at concurrency ${N.concurrency} (without the engine)` : `real engine (Pulumi YAML, ${lookups.count} fn::invoke)`),
@@ -471,21 +474,24 @@ async function measureQuota(log: Log): Promise<QuotaFigures | Missing> {
     }];
     if (missing) {
         log(`quota: the engine's up / destroy skipped: ${missing}`);
-        return { perMinute: N.quotaPerMinute, runs, engineMissing: missing };
+        return { perMinute: N.quotaPerMinute, members: N.members, runs, engineMissing: missing };
     }
     log(`quota: up / destroy of ${N.members} members`);
     try {
         const [run] = await engineRuns(N.members, [{ latencyMs: 0 }], log, { quotaPerMinute: N.quotaPerMinute });
         const what = (op: string) => `pulumi ${op} of ${run.members} ServiceIamMembers, real engine (default parallelism)`;
-        runs.push({ what: what("up"), wallMs: run.upMs, calls: run.upCalls - run.upRefusals, refusals: run.upRefusals, failures: 0 });
-        runs.push({ what: what("destroy"), wallMs: run.destroyMs, calls: run.destroyCalls - run.destroyRefusals, refusals: run.destroyRefusals, failures: 0 });
+        // A failure is a grant of the program that the operation left wrong: missing after up, still there after destroy.
+        const failure = run.upFailures || run.destroyFailures ? grantsLeftWrong(run) : undefined;
+        runs.push({ what: what("up"), wallMs: run.upMs, calls: run.upCalls - run.upRefusals, refusals: run.upRefusals,
+            failures: run.upFailures, failure: run.upFailures ? failure : undefined });
+        runs.push({ what: what("destroy"), wallMs: run.destroyMs, calls: run.destroyCalls - run.destroyRefusals, refusals: run.destroyRefusals,
+            failures: run.destroyFailures, failure: run.destroyFailures ? failure : undefined });
     } catch (e) {
-        // engineRuns stops at the first failed operation: report it as this row's failure rather than lose the section.
+        // engineRuns stops at the first failed command: report it as this row's failure rather than lose the section.
         const message = (e instanceof Error ? e.message : String(e)).split("\n").find((l) => /error/i.test(l) && !/exited/.test(l)) ?? String(e).split("\n")[0];
-        runs.push({ what: `pulumi up + destroy of ${N.members} ServiceIamMembers, real engine (default parallelism)`, wallMs: NaN, calls: 0, refusals: 0,
-            failures: 1, failure: message.trim() });
+        runs.push({ what: `pulumi up + destroy of ${N.members} ServiceIamMembers, real engine (default parallelism)`, failures: 1, failure: message.trim() });
     }
-    return { perMinute: N.quotaPerMinute, runs };
+    return { perMinute: N.quotaPerMinute, members: N.members, runs };
 }
 
 /** The commit measured, and whether tracked files had changes. */

@@ -3,11 +3,11 @@
 // at a fixed API latency; with the API calls each one cost.
 
 import { type Emulator, type EmulatorOptions, type RequestRecord, startEmulator } from "../emulator";
-import { compileNodeProgram, inlineStack, PulumiSandbox } from "../tests/e2e/support";
+import { compileNodeProgram, inlineStack, PulumiSandbox, yaml } from "../tests/e2e/support";
+import { listGrants, ROLE } from "../tests/support/plugin";
 
 const TOKEN = "ya29.bench-engine-token";
 const SERVICE = "engine.endpoints.bench-project.cloud.goog";
-const ROLE = "roles/servicemanagement.serviceConsumer";
 
 /** One run's settings: the API latency, and `--parallel` (undefined: the engine's default). */
 export interface EngineSetting {
@@ -24,40 +24,38 @@ export interface EngineRun extends EngineSetting {
     /** 429s the emulator answered for its rate quota (only with `quotaPerMinute`). */
     upRefusals: number;
     destroyRefusals: number;
+    /** The program's grants missing from the policy after `pulumi up`. */
+    upFailures: number;
+    /** The program's grants still in the policy after `pulumi destroy`. */
+    destroyFailures: number;
 }
 
 /** What the bench may set on the engine runs' emulators. */
-export type EngineEmulator = Pick<EmulatorOptions, "quotaPerMinute">;
+type EngineEmulator = Pick<EmulatorOptions, "quotaPerMinute">;
 
-function program(name: string, members: number): string {
-    const resources = Array.from({ length: members }, (_, i) => [
-        `  member${i}:`,
-        "    type: cloud:endpoints:ServiceIamMember",
-        "    properties:",
-        `      serviceName: ${SERVICE}`,
-        `      role: ${ROLE}`,
-        `      member: user:consumer${i}@example.com`,
-    ].join("\n"));
-    return [`name: ${name}`, "runtime: yaml", "resources:", ...resources, ""].join("\n");
-}
+const memberOf = (i: number) => `user:consumer${i}@example.com`;
 
 /**
  * `pulumi up` then `pulumi destroy` of `members` Members, once per entry of `schedule`, in that order (so that
  * repetitions can be interleaved): each run on a fresh stack in its own project, against a fresh emulator; one
- * sandbox (the plugin installed once), removed at the end.
+ * sandbox (the plugin installed once), removed at the end. A command that fails throws; the grants each left
+ * wrong are counted (EngineRun.upFailures, destroyFailures).
  */
 export async function engineRuns(members: number, schedule: EngineSetting[], log: (m: string) => void,
     emulator: EngineEmulator = {}): Promise<EngineRun[]> {
     const sb = await PulumiSandbox.create("bench");
     const runs: EngineRun[] = [];
+    const declared = Array.from({ length: members }, (_, i) => `${ROLE} ${memberOf(i)}`);
     try {
         for (const [i, { latencyMs, parallel }] of schedule.entries()) {
             const flags = ["--yes", "--skip-preview", ...(parallel === undefined ? [] : ["--parallel", String(parallel)])];
             const emu = await startEmulator({ ...emulator, accessTokens: [TOKEN] });
             try {
                 emu.createService(SERVICE, "bench-project");
+                const granted = () => new Set(listGrants(emu.getPolicy(`services/${SERVICE}`)));
                 const name = `members-${i + 1}-${latencyMs}ms${parallel === undefined ? "" : `-p${parallel}`}`;
-                const dir = sb.project(name, { "Pulumi.yaml": program(name, members) });
+                const resources = Array.from({ length: members }, (_, m) => yaml.member(`member${m}`, SERVICE, memberOf(m))).join("");
+                const dir = sb.project(name, { "Pulumi.yaml": yaml.program(name, { resources }) });
                 await sb.initStack(dir, emu.url, TOKEN);
                 emu.setFaults({ latencyMs, minLatencyMs: latencyMs });
                 log(`engine: up of ${members} members at ${latencyMs} ms API latency${parallel === undefined ? "" : `, --parallel ${parallel}`} ` +
@@ -68,13 +66,18 @@ export async function engineRuns(members: number, schedule: EngineSetting[], log
                 const upMs = Date.now() - started;
                 const upCalls = emu.requestCount;
                 const upRefusals = emu.quotaRefusals;
-                const granted = (emu.getPolicy(`services/${SERVICE}`).bindings ?? []).flatMap((b) => b.members).length;
-                if (granted !== members) throw new Error(`up granted ${granted} members, not ${members}`);
+                const afterUp = granted();
+                const upFailures = declared.filter((g) => !afterUp.has(g)).length;
                 emu.resetRequests();
                 started = Date.now();
                 await sb.pulumi(["destroy", ...flags], dir);
                 const destroyMs = Date.now() - started;
-                runs.push({ members, latencyMs, parallel, upMs, upCalls, upRefusals, destroyMs, destroyCalls: emu.requestCount, destroyRefusals: emu.quotaRefusals });
+                const afterDestroy = granted();
+                runs.push({
+                    members, latencyMs, parallel, upMs, upCalls, upRefusals, upFailures,
+                    destroyMs, destroyCalls: emu.requestCount, destroyRefusals: emu.quotaRefusals,
+                    destroyFailures: declared.filter((g) => afterDestroy.has(g)).length,
+                });
             } finally {
                 await emu.close();
             }
@@ -85,53 +88,34 @@ export async function engineRuns(members: number, schedule: EngineSetting[], log
     return runs;
 }
 
-/** A TypeScript program (against sdk/nodejs) that looks up `count` distinct consumers of one service. */
+/** A TypeScript program (against sdk/nodejs) that looks up the given consumers of one service. */
 const LOOKUPS_PROGRAM = `
 import * as cloud from "pulumi-cloud-endpoints";
 
-export function program(service: string, count: number): () => Promise<Record<string, unknown>> {
+export function program(service: string, consumers: string[]): () => Promise<Record<string, unknown>> {
     return async () => {
-        const results = await Promise.all(Array.from({ length: count }, (_, i) =>
-            cloud.endpoints.getServiceConsumersIamPolicy({ serviceName: service, consumerProject: \`consumer-\${1000 + i}\` })));
+        const results = await Promise.all(consumers.map((consumerProject) =>
+            cloud.endpoints.getServiceConsumersIamPolicy({ serviceName: service, consumerProject })));
         return { looked: results.length };
     };
 }
 `;
 
-/** `pulumi up` of a TypeScript Automation API program making `count` distinct consumer lookups. */
-export async function lookupRun(count: number, log: (m: string) => void): Promise<{ count: number; upMs: number; calls: number }> {
-    const entry = await compileNodeProgram("bench-lookups", LOOKUPS_PROGRAM);
-    const { program } = require(entry) as { program(service: string, count: number): () => Promise<Record<string, unknown>> };
-    const sb = await PulumiSandbox.create("bench-lookups");
-    const emu = await startEmulator({ accessTokens: [TOKEN] });
-    try {
-        emu.createService(SERVICE, "bench-project");
-        const stack = await inlineStack(sb, "bench-lookups", program(SERVICE, count), emu.url, TOKEN);
-        log(`engine: ${count} consumer lookups from a TypeScript program`);
-        emu.resetRequests();
-        const started = Date.now();
-        const up = await stack.up();
-        const upMs = Date.now() - started;
-        if (up.outputs.looked?.value !== count) throw new Error(`the program looked up ${JSON.stringify(up.outputs.looked?.value)}, not ${count}`);
-        return { count, upMs, calls: emu.requestCount };
-    } finally {
-        await emu.close();
-        sb.dispose();
-    }
-}
+/** A consumer project of the lookups (a valid project ID). */
+export const lookupConsumer = (i: number) => `lookup-consumer-${String(i).padStart(4, "0")}`;
 
-/** A consumer project of the lookups under quota (a valid project ID). */
-export const quotaConsumer = (i: number) => `quota-consumer-${String(i).padStart(4, "0")}`;
-
-/** One run of lookups under the quota: what the emulator answered, and which lookups failed. */
-export interface QuotaLookups {
+/** One run of lookups: what the emulator answered, and which lookups failed. */
+export interface Lookups {
     count: number;
     wallMs: number;
     /** Requests the emulator received, quota refusals included. */
     requests: number;
     /** 429s it answered for its rate quota. */
     refusals: number;
-    /** Lookups without a 200 answer from the emulator. */
+    /**
+     * Lookups that did not succeed: at least those whose getIamPolicy the emulator did not answer 200
+     * (consumersAnswered), and at least 1 when the run itself failed.
+     */
     failures: number;
     /** The first error the run printed, when anything failed. */
     failure?: string;
@@ -141,7 +125,7 @@ export interface QuotaLookups {
 export function seedConsumers(emu: Pick<Emulator, "createService" | "setPolicy">, service: string, count: number): void {
     emu.createService(service, "bench-project");
     for (let i = 0; i < count; i++) {
-        emu.setPolicy(`services/${service}/consumers/${quotaConsumer(i)}`, { bindings: [{ role: ROLE, members: [`user:consumer${i}@example.com`] }] });
+        emu.setPolicy(`services/${service}/consumers/${lookupConsumer(i)}`, { bindings: [{ role: ROLE, members: [memberOf(i)] }] });
     }
 }
 
@@ -152,41 +136,59 @@ export function consumersAnswered(requests: readonly RequestRecord[], service: s
         .map((r) => decodeURIComponent(r.path.slice(prefix.length, -":getIamPolicy".length))));
 }
 
-/** A Pulumi YAML program of `count` fn::invoke lookups of distinct consumers. */
-function lookupsProgram(name: string, count: number): string {
-    const lookups = Array.from({ length: count }, (_, i) => [
-        `  lookup${i}:`,
-        "    fn::invoke:",
-        "      function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy",
-        "      arguments:",
-        `        serviceName: ${SERVICE}`,
-        `        consumerProject: ${quotaConsumer(i)}`,
-        "      return: etag",
-    ].join("\n"));
-    return [`name: ${name}`, "runtime: yaml", "variables:", ...lookups, "outputs:", `  last: \${lookup${count - 1}}`, ""].join("\n");
+/** How a lookup run makes its lookups, and the emulator it runs against. */
+export interface LookupOptions {
+    /** A TypeScript Automation API program (against sdk/nodejs), or a Pulumi YAML program of fn::invoke. */
+    program: "typescript" | "yaml";
+    /** The emulator's settings (its quota). */
+    emulator?: EngineEmulator;
 }
 
+/** The first line of an error worth showing: the one that names an error, else the first. */
+const firstError = (text: string) => {
+    const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    return lines.find((l) => /error/i.test(l) && !/^error: update failed$/i.test(l)) ?? lines[0];
+};
+
 /**
- * `pulumi up` of a YAML program making `count` distinct consumer lookups, against an emulator with `emulator`'s
- * settings (its quota). A failed lookup fails the update: the run is timed and reported all the same.
+ * `pulumi up` of a program making `count` distinct consumer lookups, against a fresh emulator with `opts.emulator`'s
+ * settings whose consumers each have a policy. A failed lookup fails the update: the run is timed and reported
+ * all the same.
  */
-export async function yamlLookupRun(count: number, emulator: EngineEmulator, log: (m: string) => void): Promise<QuotaLookups> {
-    const sb = await PulumiSandbox.create("bench-quota");
-    const emu = await startEmulator({ ...emulator, accessTokens: [TOKEN] });
+export async function lookupRun(count: number, opts: LookupOptions, log: (m: string) => void): Promise<Lookups> {
+    const consumers = Array.from({ length: count }, (_, i) => lookupConsumer(i));
+    const entry = opts.program === "typescript" ? await compileNodeProgram("bench-lookups", LOOKUPS_PROGRAM) : undefined;
+    const sb = await PulumiSandbox.create(`bench-lookups-${opts.program}`);
+    const emu = await startEmulator({ ...opts.emulator, accessTokens: [TOKEN] });
     try {
         seedConsumers(emu, SERVICE, count);
-        const dir = sb.project("quota-lookups", { "Pulumi.yaml": lookupsProgram("quota-lookups", count) });
-        await sb.initStack(dir, emu.url, TOKEN);
-        log(`engine: ${count} consumer lookups from a YAML program (fn::invoke), ${emulator.quotaPerMinute ?? "no"} calls per minute quota`);
+        let up: () => Promise<string | undefined>;
+        if (entry) {
+            const { program } = require(entry) as { program(service: string, consumers: string[]): () => Promise<Record<string, unknown>> };
+            const stack = await inlineStack(sb, "bench-lookups", program(SERVICE, consumers), emu.url, TOKEN);
+            up = async () => {
+                const looked = (await stack.up()).outputs.looked?.value;
+                return looked === count ? undefined : `the program looked up ${JSON.stringify(looked)}, not ${count}`;
+            };
+        } else {
+            const variables = consumers.map((c, i) => yaml.consumersLookup(`lookup${i}`, SERVICE, c)).join("");
+            const dir = sb.project("lookups", { "Pulumi.yaml": yaml.program("lookups", { variables, outputs: `  last: \${lookup${count - 1}}\n` }) });
+            await sb.initStack(dir, emu.url, TOKEN);
+            up = async () => {
+                const r = await sb.tryPulumi(["up", "--yes", "--skip-preview"], dir);
+                return r.code === 0 ? undefined : firstError(`${r.stdout}\n${r.stderr}`) ?? `pulumi up exited ${r.code}`;
+            };
+        }
+        log(`engine: ${count} consumer lookups from a ${opts.program === "yaml" ? "YAML program (fn::invoke)" : "TypeScript program (Automation API)"}, ` +
+            `${opts.emulator?.quotaPerMinute ?? "no"} calls per minute quota`);
         emu.resetRequests();
         const started = Date.now();
-        const up = await sb.tryPulumi(["up", "--yes", "--skip-preview"], dir);
+        const failed = await up().catch((e: unknown) => firstError(e instanceof Error ? e.message : String(e)) ?? "pulumi up failed");
         const wallMs = Date.now() - started;
-        const failures = count - consumersAnswered(emu.requests, SERVICE).size;
-        const printed = `${up.stdout}\n${up.stderr}`.split("\n").map((l) => l.trim());
-        const failure = up.code === 0 && failures === 0 ? undefined
-            : printed.find((l) => /error/i.test(l) && !/^error: update failed$/i.test(l)) ?? `pulumi up exited ${up.code}`;
-        return { count, wallMs, requests: emu.requestCount, refusals: emu.quotaRefusals, failures: up.code === 0 ? failures : Math.max(failures, 1), failure };
+        const unanswered = count - consumersAnswered(emu.requests, SERVICE).size;
+        const failures = failed === undefined ? unanswered : Math.max(unanswered, 1);
+        const failure = failures === 0 ? undefined : failed ?? `${unanswered} of ${count} lookups were not answered 200`;
+        return { count, wallMs, requests: emu.requestCount, refusals: emu.quotaRefusals, failures, failure };
     } finally {
         await emu.close();
         sb.dispose();

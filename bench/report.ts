@@ -3,16 +3,16 @@
 // figures, and how each figure is measured. Pure functions: bench.ts measures, this module only formats.
 
 /** The Go peer's figure (from the issue): the Terraform google-beta provider prints its handshake 63 ms after spawn. */
-export const GO_PEER_MS = 63;
-export const RSS_GOAL_MB = 80;
-export const GROWTH_GOAL_PCT = 10;
+const GO_PEER_MS = 63;
+const RSS_GOAL_MB = 80;
+const GROWTH_GOAL_PCT = 10;
 /** `pulumi up` at the slow latency over its floor (EngineRatio.floorMs). */
-export const ENGINE_FLOOR_GOAL = 1.1;
-export const ENGINE_CALLS_GOAL = 30;
+const ENGINE_FLOOR_GOAL = 1.1;
+const ENGINE_CALLS_GOAL = 30;
 /** Invoke throughput through the plugin over the googleapis client's. */
-export const GOOGLEAPIS_GOAL = 2;
+const GOOGLEAPIS_GOAL = 2;
 /** Wall time of a run under the API's rate quota over its quota floor (calls ÷ the quota per minute). */
-export const QUOTA_FLOOR_GOAL = 1.2;
+const QUOTA_FLOOR_GOAL = 1.2;
 
 export interface Row {
     figure: string;
@@ -106,11 +106,12 @@ export interface EngineFigures {
 export interface QuotaRun {
     /** What ran, e.g. "300 distinct consumer lookups, real engine (YAML, 300 fn::invoke)". */
     what: string;
-    wallMs: number;
+    /** Undefined when the run failed before it could be timed: then nothing else of it was counted either. */
+    wallMs?: number;
     /** Calls the quota counted: those the emulator answered, less its quota refusals. */
-    calls: number;
+    calls?: number;
     /** 429s the emulator answered for the quota. */
-    refusals: number;
+    refusals?: number;
     /** Lookups, or operations, that did not succeed. */
     failures: number;
     /** The first failure's message. */
@@ -120,6 +121,8 @@ export interface QuotaRun {
 export interface QuotaFigures {
     /** The emulator's quota, calls per rolling minute (Google's: 120). */
     perMinute: number;
+    /** The ServiceIamMembers of the engine's up / destroy runs. */
+    members: number;
     runs: QuotaRun[];
     /** Why the engine's up / destroy runs are not there, when they are not. */
     engineMissing?: string;
@@ -152,18 +155,22 @@ const growthPct = (m: MemoryFigures) => (m.afterMb / m.warmMb - 1) * 100;
 /** The invoke goal still held: the raw-HTTP ratio is reported only (the engine, not the plugin, bounds lookups). */
 const googleapisMet = (v: InvokeFigures) => v.plugin.rps >= GOOGLEAPIS_GOAL * v.googleapis.rps;
 
-/** The least time `q.calls` can take under the quota, in ms: calls ÷ the quota per minute. */
-export const quotaFloorMs = (q: QuotaFigures, run: QuotaRun) => (run.calls / q.perMinute) * 60_000;
+/** A run that was timed, with what it cost. */
+type TimedRun = QuotaRun & Required<Pick<QuotaRun, "wallMs" | "calls" | "refusals">>;
+const timed = (run: QuotaRun): run is TimedRun => run.wallMs !== undefined && run.calls !== undefined && run.refusals !== undefined;
+/** The least time `run.calls` can take under the quota, in ms: calls ÷ the quota per minute. */
+const quotaFloorMs = (q: QuotaFigures, run: TimedRun) => (run.calls / q.perMinute) * 60_000;
 /**
  * Whether the floor bounds the run: calls within one minute's quota are all admitted at once, so such a run
  * owes the quota nothing and its floor is no bound on it.
  */
-export const quotaBinds = (q: QuotaFigures, run: QuotaRun) => run.calls > q.perMinute;
+const quotaBinds = (q: QuotaFigures, run: TimedRun) => run.calls > q.perMinute;
 /** A run's goal: no failures, and where the floor binds, wall time ≤ QUOTA_FLOOR_GOAL × the floor. */
-export const quotaMet = (q: QuotaFigures, run: QuotaRun) =>
-    run.failures === 0 && (!quotaBinds(q, run) || run.wallMs <= QUOTA_FLOOR_GOAL * quotaFloorMs(q, run));
+const quotaMet = (q: QuotaFigures, run: QuotaRun) =>
+    run.failures === 0 && timed(run) && (!quotaBinds(q, run) || run.wallMs <= QUOTA_FLOOR_GOAL * quotaFloorMs(q, run));
+const failedWords = (run: QuotaRun) => `${run.failures} failed` + (run.failure ? ` (first: ${run.failure})` : "");
 
-export interface EngineRatio {
+interface EngineRatio {
     slow: EngineLatency;
     fast: EngineLatency;
     /** The parallelism in effect. */
@@ -178,10 +185,10 @@ export interface EngineRatio {
 }
 
 /** Median `pulumi up` at the slow latency over the least it can take (EngineRatio.floorMs). */
-export const floorRatio = (er: EngineRatio) => median(er.slow.upMs) / er.floorMs;
+const floorRatio = (er: EngineRatio) => median(er.slow.upMs) / er.floorMs;
 
 /** The up ratio at one parallelism (undefined: the default): median wall time at the highest latency over 0 ms. */
-export function engineRatio(e: EngineFigures, parallel?: number): EngineRatio | undefined {
+function engineRatio(e: EngineFigures, parallel?: number): EngineRatio | undefined {
     const at = e.latencies.filter((l) => l.parallel === parallel);
     const fast = at.find((l) => l.latencyMs === 0);
     const slow = [...at].sort((a, b) => b.latencyMs - a.latencyMs)[0];
@@ -280,11 +287,16 @@ export function rowsFor(r: Results): Row[] {
             rows.push({ figure: "quota: runs under Google's rate quota", value: "not measured", ratio: q.missing, goal: "" });
         } else {
             for (const run of q.runs) {
+                const figure = `quota (${q.perMinute} calls/min): ${run.what}`;
+                const failed = failedWords({ ...run, failure: run.failure?.replace(/\|/g, "\\|") });
+                if (!timed(run)) {
+                    rows.push({ figure, value: `not timed, ${failed}`, ratio: "", goal: "0 failed", met: quotaMet(q, run) });
+                    continue;
+                }
                 const floor = quotaFloorMs(q, run);
                 rows.push({
-                    figure: `quota (${q.perMinute} calls/min): ${run.what}`,
-                    value: `${Number.isFinite(run.wallMs) ? sec(run.wallMs) : "not timed"}; ${run.calls} API calls, ${run.refusals} answered 429 for quota, ${run.failures} failed` +
-                        (run.failure ? ` (first: ${run.failure.replace(/\|/g, "\\|")})` : ""),
+                    figure,
+                    value: `${sec(run.wallMs)}; ${run.calls} API calls, ${run.refusals} answered 429 for quota, ${failed}`,
                     ratio: quotaBinds(q, run)
                         ? `${times(run.wallMs, floor)} the quota floor (${sec(floor)} = ${run.calls} calls ÷ ${q.perMinute}/min)`
                         : `${times(run.wallMs, floor)} the quota floor (${sec(floor)}); the calls fit in one minute's quota, so the floor is not a bound`,
@@ -293,7 +305,7 @@ export function rowsFor(r: Results): Row[] {
                 });
             }
             if (q.engineMissing !== undefined) {
-                rows.push({ figure: `quota (${q.perMinute} calls/min): pulumi up / destroy of 100 ServiceIamMembers`, value: "skipped", ratio: q.engineMissing, goal: "" });
+                rows.push({ figure: `quota (${q.perMinute} calls/min): pulumi up / destroy of ${q.members} ServiceIamMembers`, value: "skipped", ratio: q.engineMissing, goal: "" });
             }
         }
     }
@@ -417,13 +429,14 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
             out.push(`**Quota**: not measured (${q.missing}).`);
         } else {
             const each = q.runs.map((run) => {
+                const goal = ` (goal: ${metWord(quotaMet(q, run))})`;
+                if (!timed(run)) return `${run.what}: not timed, ${failedWords(run)}${goal}`;
                 const floor = quotaFloorMs(q, run);
-                return `${run.what}: ${Number.isFinite(run.wallMs) ? sec(run.wallMs) : "not timed"} for ${run.calls} API calls, ` +
+                return `${run.what}: ${sec(run.wallMs)} for ${run.calls} API calls, ` +
                     (quotaBinds(q, run)
                         ? `${times(run.wallMs, floor)} the quota floor of ${sec(floor)}`
                         : `within one minute's quota (its floor, ${sec(floor)}, is not a bound)`) +
-                    `, ${run.refusals} answered 429 for quota, ${run.failures} failed` +
-                    (run.failure ? ` (first: ${run.failure})` : "") + ` (goal: ${metWord(quotaMet(q, run))})`;
+                    `, ${run.refusals} answered 429 for quota, ${failedWords(run)}${goal}`;
             });
             out.push(`**Quota**: with the emulator refusing calls past ${q.perMinute} per rolling minute (Google's quota) — ${each.join("; ")}.` +
                 (q.engineMissing === undefined ? "" : ` The engine's up / destroy runs were not measured (${q.engineMissing}).`) +

@@ -74,8 +74,67 @@ describe("benchmark document", () => {
         expect(text).to.contain("25 ms of it (21%) is Node starting and printing a line (the Node floor, as the launcher starts Node");
         expect(text).to.contain("`node` takes 70 ms");
         expect(text).to.contain("45 ms that the launcher defers");
-        expect(text).not.to.contain("goal ≤ 1.5×");
         expect(text).to.contain("so 100 Creates need 13 writes one after another: at 100 ms that is 1.3 s on top of the 0 ms run, so up cannot take less than 3.1 s");
+        // Each parallelism judged against its own floor: 3.4 s over 3.1 s, and 2.1 s over 1.7 s + 1 write of 100 ms.
+        expect(text).to.contain("(1.72× the 0 ms run); measured 1.10× that floor (goal ≤ 1.1×: met)");
+        expect(text).to.contain("at --parallel 100, 1 write in a row: a floor of 1.8 s; measured 1.17× that floor (goal ≤ 1.1×: not met)");
+    });
+
+    describe("under the rate quota", () => {
+        const quota: Results = {
+            quota: {
+                perMinute: 120, members: 100, runs: [
+                    { what: "300 distinct consumer lookups, real engine", wallMs: 165_000, calls: 300, refusals: 2, failures: 0 },
+                    { what: "pulumi up of 100 ServiceIamMembers, real engine", wallMs: 200_000, calls: 300, refusals: 0, failures: 0 },
+                    { what: "pulumi destroy of 100 ServiceIamMembers, real engine", wallMs: 20_000, calls: 30, refusals: 0, failures: 3,
+                        failure: "0 of 100 Members not granted after up, 3 still granted after destroy" },
+                ],
+            },
+        };
+        /** The quota section when the engine's up / destroy failed before anything was timed. */
+        const failedEngine: Results = {
+            quota: {
+                perMinute: 120, members: 100, runs: [
+                    { what: "300 distinct consumer lookups, real engine", wallMs: 140_000, calls: 300, refusals: 0, failures: 0 },
+                    { what: "pulumi up + destroy of 100 ServiceIamMembers, real engine", failures: 1, failure: "error: quota | spent" },
+                ],
+            },
+        };
+        const row = (r: Results, prefix: string) => rowsFor(r).find((x) => x.figure.startsWith(`quota (120 calls/min): ${prefix}`))!;
+
+        it("judges each run against the quota floor (calls ÷ the quota per minute) where the calls exceed a minute's quota", () => {
+            expect(row(quota, "300 distinct")).to.deep.include({
+                value: "165.0 s; 300 API calls, 2 answered 429 for quota, 0 failed",
+                ratio: "1.10× the quota floor (150.0 s = 300 calls ÷ 120/min)", goal: "0 failed, ≤ 1.2× the floor", met: true,
+            });
+            expect(row(quota, "pulumi up")).to.deep.include({ ratio: "1.33× the quota floor (150.0 s = 300 calls ÷ 120/min)", met: false });
+            // 30 calls fit in the first minute's quota: only failures count, and there were some.
+            expect(row(quota, "pulumi destroy")).to.deep.include({
+                value: "20.0 s; 30 API calls, 0 answered 429 for quota, 3 failed (first: 0 of 100 Members not granted after up, 3 still granted after destroy)",
+                goal: "0 failed (the floor is not a bound)", met: false,
+            });
+            const text = analysis(quota).join("\n");
+            expect(text).to.contain("**Goals**: 1 of 3 met");
+            expect(text).to.contain("300 distinct consumer lookups, real engine: 165.0 s for 300 API calls, 1.10× the quota floor of 150.0 s, " +
+                "2 answered 429 for quota, 0 failed (goal: met)");
+            expect(text).to.contain("pulumi destroy of 100 ServiceIamMembers, real engine: 20.0 s for 30 API calls, within one minute's quota " +
+                "(its floor, 15.0 s, is not a bound), 0 answered 429 for quota, 3 failed");
+        });
+
+        it("reports an engine run that failed before it was timed as not timed, with no ratio", () => {
+            expect(row(failedEngine, "pulumi up + destroy")).to.deep.include({
+                value: "not timed, 1 failed (first: error: quota \\| spent)", ratio: "", goal: "0 failed", met: false,
+            });
+            const doc = document(failedEngine, { at: new Date(0), commit: "abc", machine: "m", counts: "c", quick: false });
+            expect(doc).to.contain("pulumi up + destroy of 100 ServiceIamMembers, real engine: not timed, 1 failed (first: error: quota | spent) (goal: not met)");
+            expect(doc).not.to.match(/NaN|the quota floor \(0\.0 s\)|\b0 API calls/);
+        });
+
+        it("names the engine runs' Members from the figures when they were skipped", () => {
+            const skipped: Results = { quota: { perMinute: 120, members: 40, runs: [], engineMissing: "the tools are not built" } };
+            expect(rowsFor(skipped)).to.deep.include({ figure: "quota (120 calls/min): pulumi up / destroy of 40 ServiceIamMembers", value: "skipped",
+                ratio: "the tools are not built", goal: "" });
+        });
     });
 
     it("leaves out the Go floor and the goal check when the tools are not built", () => {

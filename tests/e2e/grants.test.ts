@@ -10,52 +10,18 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
-import { PulumiSandbox, RunResult, skipUnless, toolsMissing } from "./support";
+import { listGrants, MEMBER, ROLE } from "../support/plugin";
+import { PulumiSandbox, RunResult, skipUnless, toolsMissing, yaml } from "./support";
 
-const ROLE = "roles/servicemanagement.serviceConsumer";
-
-/** A YAML program: its resources section (and variables) as YAML text. */
-function program(name: string, resources: string, variables = ""): string {
-    return `name: ${name}\nruntime: yaml\n${variables ? `variables:\n${variables}` : ""}resources:\n${resources}`;
-}
-
-function member(name: string, service: string, who: string, options = ""): string {
-    return `  ${name}:\n    type: cloud:endpoints:ServiceIamMember\n    properties:\n      serviceName: ${service}\n` +
-        `      role: ${ROLE}\n      member: ${who}\n${options ? `    options:\n${options}` : ""}`;
-}
-
-function binding(name: string, service: string, members: string[], options = ""): string {
-    return `  ${name}:\n    type: cloud:endpoints:ServiceIamBinding\n    properties:\n      serviceName: ${service}\n` +
-        `      role: ${ROLE}\n      members: [${members.join(", ")}]\n${options ? `    options:\n${options}` : ""}`;
-}
-
-function policy(name: string, service: string, data: object, options = ""): string {
-    return `  ${name}:\n    type: cloud:endpoints:ServiceIamPolicy\n    properties:\n      serviceName: ${service}\n` +
-        `      policyData: '${JSON.stringify(data)}'\n${options ? `    options:\n${options}` : ""}`;
-}
-
-/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `node <dir>/lib/boot.js`). */
-function pidsWith(text: string): number[] {
-    const out: number[] = [];
+/** The running processes (Linux: /proc), other than this one: each one's PID, parent's PID and command line. */
+function processes(): { pid: number; ppid: number; cmdline: string }[] {
+    const out: { pid: number; ppid: number; cmdline: string }[] = [];
     for (const entry of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(entry)) continue;
-        try {
-            if (fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) out.push(Number(entry));
-        } catch {
-            // gone meanwhile
-        }
-    }
-    return out.filter((pid) => pid !== process.pid);
-}
-
-/** The direct children of a process. */
-function childrenOf(pid: number): number[] {
-    const out: number[] = [];
-    for (const entry of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(entry)) continue;
+        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
         try {
             const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-            if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
+            const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+            out.push({ pid: Number(entry), ppid, cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
         } catch {
             // gone meanwhile
         }
@@ -63,7 +29,18 @@ function childrenOf(pid: number): number[] {
     return out;
 }
 
+/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `node <dir>/lib/boot.js`). */
+const pidsWith = (text: string) => processes().filter((p) => p.cmdline.includes(text)).map((p) => p.pid);
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `pred` every `stepMs` until it holds; throws, saying what did not happen, once `timeoutMs` has passed. */
+async function waitFor(what: string, pred: () => boolean, timeoutMs: number, stepMs = 25): Promise<void> {
+    for (const deadline = Date.now() + timeoutMs; !pred();) {
+        if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+        await sleep(stepMs);
+    }
+}
 
 describe("e2e: never lose a grant (real CLI and YAML host)", function () {
     this.timeout(300_000);
@@ -85,30 +62,41 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         sb?.dispose();
     });
 
+    /** The `pulumi up` upUnderway started last. */
+    let underway: ChildProcess | undefined;
+    // A test that fails midway leaves no latency, held answer or running CLI to the next.
+    afterEach(() => {
+        if (underway && underway.exitCode === null && underway.signalCode === null) underway.kill("SIGKILL");
+        underway = undefined;
+        emu?.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+    });
+
     /** A fresh service and a project with stack `dev` configured against the emulator. */
     async function fresh(label: string): Promise<{ service: string; parent: string; dir: string; write(resources: string): void }> {
         serial++;
         const service = `g${serial}-${label}.endpoints.example-project.cloud.goog`;
         emu.createService(service, "example-project");
-        const dir = sb.project(`${label}-${serial}`, { "Pulumi.yaml": program(label, "") });
+        const dir = sb.project(`${label}-${serial}`, { "Pulumi.yaml": yaml.program(label, { resources: "" }) });
         await sb.initStack(dir, emu.url, token);
         return {
             service, parent: `services/${service}`, dir,
-            write: (resources) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), program(label, resources)),
+            write: (resources) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources })),
         };
     }
 
-    const grants = (parent: string) => (emu.getPolicy(parent).bindings ?? [])
-        .flatMap((b) => b.members.map((m) => `${b.role}${b.condition ? `[${b.condition.title}]` : ""} ${m}`)).sort();
+    const grants = (parent: string) => listGrants(emu.getPolicy(parent));
     const up = (dir: string, ...args: string[]) => sb.pulumi(["up", "--yes", "--skip-preview", ...args], dir);
-    async function stateTypes(dir: string): Promise<string[]> {
+    /** This package's resources in the stack's state (`pulumi stack export`). */
+    async function stateResources(dir: string): Promise<{ type: string; urn: string }[]> {
         const deployment = JSON.parse((await sb.pulumi(["stack", "export"], dir)).stdout).deployment;
-        return (deployment.resources ?? []).map((r: { type: string }) => r.type).filter((t: string) => t.startsWith("cloud:endpoints"));
+        return ((deployment.resources ?? []) as { type: string; urn: string }[]).filter((r) => r.type.startsWith("cloud:endpoints"));
     }
+    const stateTypes = async (dir: string) => (await stateResources(dir)).map((r) => r.type);
+    const { member, binding, policy } = yaml;
 
     it("replaceOnChanges on a Binding: the replacement ends with exactly the declared members", async () => {
         const p = await fresh("rocbinding");
-        const opts = "      replaceOnChanges: [members]\n";
+        const opts = { options: "      replaceOnChanges: [members]\n" };
         p.write(binding("b", p.service, ["user:a@example.com", "user:b@example.com"], opts));
         await up(p.dir);
         p.write(binding("b", p.service, ["user:a@example.com", "user:c@example.com"], opts));
@@ -120,7 +108,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
 
     it("replaceOnChanges on a Policy: the new policy stays, never the empty one of the old policy's delete", async () => {
         const p = await fresh("rocpolicy");
-        const opts = "      replaceOnChanges: [policyData]\n";
+        const opts = { options: "      replaceOnChanges: [policyData]\n" };
         p.write(policy("p", p.service, { bindings: [{ role: ROLE, members: ["user:a@example.com"] }] }, opts));
         await up(p.dir);
         p.write(policy("p", p.service, { bindings: [{ role: ROLE, members: ["user:b@example.com"] }] }, opts));
@@ -133,8 +121,8 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         const p = await fresh("replace");
         const other = await fresh("replacepolicy");
         const text = (
-            member("m", p.service, "user:m@example.com", "      replaceOnChanges: [member]\n") +
-            binding("b", p.service, ["user:b@example.com"]).replace(ROLE, "roles/servicemanagement.admin") +
+            member("m", p.service, "user:m@example.com", { options: "      replaceOnChanges: [member]\n" }) +
+            binding("b", p.service, ["user:b@example.com"], { role: "roles/servicemanagement.admin" }) +
             policy("p", other.service, { bindings: [{ role: ROLE, members: ["user:p@example.com"] }] }));
         p.write(text);
         await up(p.dir);
@@ -143,8 +131,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         p.write(text.replace("user:m@example.com", "user:M2@example.com"));
         await up(p.dir);
         expect(grants(p.parent)).to.deep.equal(["roles/servicemanagement.admin user:b@example.com", `${ROLE} user:m2@example.com`]);
-        const urns = JSON.parse((await sb.pulumi(["stack", "export"], p.dir)).stdout).deployment.resources
-            .map((r: { urn: string }) => r.urn).filter((u: string) => u.includes("cloud:endpoints"));
+        const urns = (await stateResources(p.dir)).map((r) => r.urn);
         expect(urns).to.have.length(3);
         const r = await up(p.dir, ...urns.flatMap((u: string) => ["--replace", u]));
         expect(r.stdout).to.match(/\+-3 replaced/);
@@ -189,7 +176,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         expect(r.stdout).to.match(/ServiceIamMember \(cat\)[\s\S]*left a grant[\s\S]*ServiceIamMember::dog/);
         expect(grants(p.parent)).to.deep.equal([`${ROLE} user:pet@example.com`]);
         await sb.pulumi(["refresh", "--yes", "--expect-no-changes"], p.dir);
-        expect(await stateTypes(p.dir)).to.deep.equal(["cloud:endpoints/serviceIamMember:ServiceIamMember"]);
+        expect(await stateTypes(p.dir)).to.deep.equal([MEMBER]);
     });
 
     it("two Members for one grant in different letter case: each is warned; removing one keeps the other's grant", async () => {
@@ -216,8 +203,8 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         const p = await fresh("preview");
         const admin = { role: "roles/servicemanagement.admin", members: ["serviceAccount:deployer@example-project.iam.gserviceaccount.com"] };
         const consumers = { role: ROLE, members: ["group:readers@example.com", "user:alice@example.com"] };
-        const team = binding("team", p.service, ["user:a@example.com", "user:b@example.com", "user:c@example.com"])
-            .replace(ROLE, "roles/servicemanagement.serviceController");
+        const team = binding("team", p.service, ["user:a@example.com", "user:b@example.com", "user:c@example.com"],
+            { role: "roles/servicemanagement.serviceController" });
         const other = await fresh("previewpolicy");
         p.write(policy("p", other.service, { bindings: [admin, consumers] }) + team);
         await up(p.dir);
@@ -238,14 +225,15 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
     async function upUnderway(p: { service: string; parent: string; dir: string; write(resources: string): void }): Promise<ChildProcess> {
         p.write(Array.from({ length: 100 }, (_, i) => member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
         emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
-        const cli = spawn(path.join(sb.bin, "pulumi"), ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
+        const started = spawn(path.join(sb.bin, "pulumi"), ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
             { cwd: p.dir, env: sb.env, stdio: ["ignore", "pipe", "pipe"] });
+        underway = started;
         let out = "";
-        cli.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-        cli.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-        cli.once("exit", () => sb.transcript.push(out));
-        for (let i = 0; i < 600 && grants(p.parent).length < 20; i++) await sleep(25);
-        return cli;
+        started.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+        started.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+        started.once("exit", () => sb.transcript.push(out));
+        await waitFor("20 grants written by `pulumi up`", () => grants(p.parent).length >= 20, 15_000);
+        return started;
     }
 
     for (const next of ["up", "destroy"] as const) {
@@ -255,7 +243,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
             // The worst moment: a write has landed, and its answer is on its way when the plugin dies.
             const landed = grants(p.parent).length;
             emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
-            for (let i = 0; i < 400 && grants(p.parent).length === landed; i++) await sleep(10);
+            await waitFor("another write landed", () => grants(p.parent).length !== landed, 4000, 10);
             // Every instance of the plugin (the YAML host runs one too, for the schema).
             const plugins = pidsWith(path.join(sb.pluginDir, "lib", "boot.js"));
             expect(plugins, "the installed plugin is running").to.have.length.greaterThan(0);
@@ -284,12 +272,14 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
     it("kill -9 of the CLI mid-up: no plugin process is left 10 s later", async () => {
         const p = await fresh("clikill");
         const cli = await upUnderway(p);
-        const descendants = childrenOf(cli.pid!);
-        expect(pidsWith(path.join(sb.pluginDir, "lib", "boot.js"))).to.have.length.greaterThan(0);
+        const descendants = processes().filter((x) => x.ppid === cli.pid).map((x) => x.pid);
+        const plugins = () => pidsWith(path.join(sb.pluginDir, "lib", "boot.js"));
+        expect(plugins()).to.have.length.greaterThan(0);
         cli.kill("SIGKILL");
-        await sleep(10_000);
+        // Each plugin exits once its engine's address stops answering: checked every 100 ms, for up to 10 s.
+        await waitFor("every plugin process gone", () => plugins().length === 0, 10_000, 100).catch(() => undefined);
         emu.setFaults({ latencyMs: 0 });
-        const left = pidsWith(path.join(sb.pluginDir, "lib", "boot.js"));
+        const left = plugins();
         // The YAML host (Pulumi's, not ours) may still run: it was started under the CLI this test started.
         for (const pid of [...descendants, ...left]) {
             try {

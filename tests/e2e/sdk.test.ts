@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
 import {
-    PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, e2eNeeds, ok, onPath, pythonWithSdk, run, skipUnless, toolsMissing,
+    PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, e2eNeeds, ok, pythonWithSdk, run, skipUnless,
 } from "./support";
 
 const SDK = path.join(ROOT, "sdk");
@@ -155,8 +155,7 @@ describe("SDKs generated from schema.json", function () {
     describe("sdk/ is what `npm run gen-sdk` makes from schema.json", () => {
         let out: string;
         before(function () {
-            skipUnless(this, toolsMissing(["pulumi", "cloud-codegen", "pulumi-language-java", "pulumi-language-dotnet"])
-                ?? (onPath("python3") ? undefined : "python3 is not on PATH"));
+            skipUnless(this, e2eNeeds("python3", ["pulumi", "cloud-codegen", "pulumi-language-java", "pulumi-language-dotnet"]));
             out = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-gen-sdk-"));
             execFileSync("bash", [path.join(ROOT, "scripts", "gen-sdk.sh"), out], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
         });

@@ -12,8 +12,6 @@ export const DIST = path.join(ROOT, "dist", "sdk");
 
 export const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", ...extra });
 
-export { tempDir };
-
 const built = new Map<string, Promise<unknown>>();
 /** Runs scripts/sdk.sh for one language, once per test run. */
 export function buildSdk(language: "nodejs" | "python" | "go" | "java"): Promise<unknown> {

@@ -14,7 +14,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { LANGUAGES, Language } from "../../provider/examples";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
-import { goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, env, tempDir, typecheck } from "./sdkInstall";
+import { tempDir } from "../support/temp";
+import { goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, env, typecheck } from "./sdkInstall";
 import { ROOT, e2eNeeds, ok, run, skipUnless } from "./support";
 
 const schema = JSON.parse(fs.readFileSync(path.join(ROOT, "schema.json"), "utf8"));

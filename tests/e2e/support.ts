@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { LocalWorkspace, PulumiCommand, PulumiFn, Stack } from "@pulumi/pulumi/automation";
-import { pluginTarball } from "../support/plugin";
+import { pluginTarball, ROLE } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
@@ -23,6 +23,37 @@ export const PASSPHRASE = "e2e-passphrase";
 export const SERVICE = "bookstore.endpoints.example-project.cloud.goog";
 export const CONSUMER = "consumer-project-1";
 
+/**
+ * Pulumi YAML programs from their parts. Each part is YAML text ending in a newline, the entries of one section
+ * indented by two spaces; `options` are resource options, indented by six.
+ */
+export const yaml = {
+    /** A program: its name and runtime, then each section given (an empty string gives an empty section). */
+    program(name: string, sections: { variables?: string; resources?: string; outputs?: string }): string {
+        const parts = (["variables", "resources", "outputs"] as const).filter((k) => sections[k] !== undefined).map((k) => `${k}:\n${sections[k]}`);
+        return `name: ${name}\nruntime: yaml\n${parts.join("")}`;
+    },
+    /** A resource of `type` (a YAML type token such as `cloud:endpoints:ServiceIamMember`), its properties as YAML values. */
+    resource(name: string, type: string, properties: Record<string, string>, options = ""): string {
+        const props = Object.entries(properties).map(([k, v]) => `      ${k}: ${v}\n`).join("");
+        return `  ${name}:\n    type: ${type}\n    properties:\n${props}${options ? `    options:\n${options}` : ""}`;
+    },
+    member(name: string, service: string, who: string, opts: { role?: string; options?: string } = {}): string {
+        return yaml.resource(name, "cloud:endpoints:ServiceIamMember", { serviceName: service, role: opts.role ?? ROLE, member: who }, opts.options);
+    },
+    binding(name: string, service: string, members: string[], opts: { role?: string; options?: string } = {}): string {
+        return yaml.resource(name, "cloud:endpoints:ServiceIamBinding", { serviceName: service, role: opts.role ?? ROLE, members: `[${members.join(", ")}]` }, opts.options);
+    },
+    policy(name: string, service: string, data: object, opts: { options?: string } = {}): string {
+        return yaml.resource(name, "cloud:endpoints:ServiceIamPolicy", { serviceName: service, policyData: `'${JSON.stringify(data)}'` }, opts.options);
+    },
+    /** A variable holding the etag of a consumer's policy, looked up with fn::invoke. */
+    consumersLookup(name: string, service: string, consumer: string): string {
+        return `  ${name}:\n    fn::invoke:\n      function: cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy\n` +
+            `      arguments:\n        serviceName: ${service}\n        consumerProject: ${consumer}\n      return: etag\n`;
+    },
+};
+
 /** The directory holding the built tools (whether or not they are there). */
 export function toolsBin(): string {
     return execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--print"], { encoding: "utf8" }).trim();
@@ -33,6 +64,15 @@ export function toolsBin(): string {
  * they can. Never builds anything: `npm run tools` does.
  */
 export function toolsMissing(tools = ["pulumi", "pulumi-language-yaml"]): string | undefined {
+    const key = tools.join(" ");
+    if (!missingTools.has(key)) missingTools.set(key, checkTools(tools));
+    return missingTools.get(key);
+}
+
+/** toolsMissing's answers, per list of tools: the tools do not change during a test run. */
+const missingTools = new Map<string, string | undefined>();
+
+function checkTools(tools: string[]): string | undefined {
     try {
         execFileSync("bash", [path.join(ROOT, "scripts", "tools.sh"), "--check"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     } catch (e) {
@@ -57,10 +97,11 @@ export function skipUnless(ctx: Mocha.Context, reason: string | undefined): void
 
 /**
  * Why a test that builds an SDK package with `tool` cannot run here, or undefined. Such tests belong to the e2e
- * set: they run when the Pulumi tools are built (CI builds them), not merely because a toolchain is on PATH.
+ * set: they run when the Pulumi tools (`tools`, built by `npm run tools`; CI builds them) are there, not merely
+ * because a toolchain is on PATH.
  */
-export function e2eNeeds(tool: string): string | undefined {
-    return toolsMissing(["pulumi"]) ?? (onPath(tool) ? undefined : `${tool} is not on PATH`);
+export function e2eNeeds(tool: string, tools = ["pulumi"]): string | undefined {
+    return toolsMissing(tools) ?? (onPath(tool) ? undefined : `${tool} is not on PATH`);
 }
 
 /** Whether an executable is on PATH (this process's, or the one given). */

@@ -11,7 +11,8 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { GO_IMPORT_BASE_PATH, NPM_PACKAGE_NAME } from "../../provider/schema";
-import { env, goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, tempDir, typecheck } from "./sdkInstall";
+import { tempDir } from "../support/temp";
+import { env, goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, typecheck } from "./sdkInstall";
 import { e2eNeeds, ok, run, skipUnless } from "./support";
 
 /** The Pulumi GCP release whose names and shapes this package matches. */

@@ -1,6 +1,7 @@
 // The rules of one policy's life (provider/iam/parentPolicy.ts), one test per rule, against an in-memory API
 // that holds a policy and an etag as Google does. The same rules through the real plugin and the emulator are
-// covered by tests/resources/batching.test.ts and the storms in tests/reliability/; these pin each transition.
+// covered by tests/resources/batching.test.ts and tests/resources/concurrency.test.ts (storms of concurrent
+// changes); these pin each transition.
 
 import { expect } from "chai";
 import { Code, IamError } from "../../provider/iam/errors";
@@ -9,17 +10,21 @@ import { Policy } from "../../provider/iam/policy";
 
 const ROLE = "roles/servicemanagement.serviceConsumer";
 
-/** A policy store with etags, counting calls; `next` answers can be overridden once per call. */
+/** A policy store with etags, recording calls; the next writes can be refused (`refuse`). */
 class FakeApi implements PolicyApi {
     policy: Policy = { etag: "e0" };
     serial = 0;
     calls: string[] = [];
+    /** Reads answered from `stale`. */
+    staleReads = 0;
     warnings: string[] = [];
     /** Answers for the next writes, in order: an error to throw instead of writing. */
     refuse: IamError[] = [];
     /** Reads answer this policy instead of the stored one (IAM's propagation delay), while set. */
     stale?: Policy;
+    /** The work ParentPolicy tracked (the confirmations of its writes). */
     inFlight: Promise<unknown>[] = [];
+    private tracked?: () => void;
     requestTimeoutMs = 5000;
     requestTimeoutSetting = "cloud:requestTimeout";
     /** The config's default (`batching` unset). */
@@ -41,6 +46,7 @@ class FakeApi implements PolicyApi {
     async read(): Promise<Policy> {
         this.calls.push("read");
         await tick();
+        if (this.stale) this.staleReads++;
         return structuredClone(this.stale ?? this.policy);
     }
 
@@ -56,6 +62,16 @@ class FakeApi implements PolicyApi {
 
     track(work: Promise<unknown>): void {
         this.inFlight.push(work);
+        this.tracked?.();
+    }
+
+    /**
+     * Waits for a confirmation to be started (ParentPolicy starts the read-back of its last write once the changes
+     * stop), then for all the work tracked so far.
+     */
+    async confirmed(): Promise<void> {
+        if (this.inFlight.length === 0) await new Promise<void>((resolve) => (this.tracked = resolve));
+        await Promise.all(this.inFlight);
     }
 
     warn(message: string): void {
@@ -101,7 +117,7 @@ describe("one policy's life (ParentPolicy)", function () {
         await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
         await pp.change(add("user:b@x.com"), { confirm: has("user:b@x.com") });
         expect(api.calls).to.deep.equal(["read", "write@e0", "write@e1"]);
-        await sleep(400); // the changes stop (gathering gives up): only the last write is read back
+        await api.confirmed(); // the changes stop (gathering gives up): only the last write is read back
         expect(api.calls).to.deep.equal(["read", "write@e0", "write@e1", "read"]);
     });
 
@@ -124,12 +140,14 @@ describe("one policy's life (ParentPolicy)", function () {
     it("confirm: a read that comes while a write is unconfirmed waits for the read that shows it", async () => {
         api.stale = { etag: "e0" };
         await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        const staleBefore = api.staleReads;
         const read = pp.read();
-        await sleep(100);
+        while (api.staleReads === staleBefore) await tick(); // a read of the confirmation has not shown it
         api.stale = undefined; // propagated
         const policy = await read;
         expect(has("user:a@x.com")(policy)).to.equal(true);
-        expect(api.calls.filter((c) => c === "read").length).to.be.greaterThan(1);
+        // After the write: the read that did not show it, then the one that did.
+        expect(api.calls.slice(api.calls.indexOf("write@e0") + 1)).to.deep.equal(["read", "read"]);
     });
 
     it("confirm: when no read shows the write, the user is warned and reads give what Google holds", async () => {
@@ -199,7 +217,7 @@ describe("one policy's life (ParentPolicy)", function () {
             // Applied one after another in arrival order: the binding lists them as they came.
             expect(api.policy.bindings).to.deep.equal([{ role: ROLE, members: ["user:a@x.com", "user:b@x.com", "user:c@x.com"] }]);
             // Each write was accepted on the etag of the one before, which confirms it: only the last is read back.
-            await sleep(100);
+            await api.confirmed();
             expect(api.calls.slice(6)).to.deep.equal(["read"]);
         });
 

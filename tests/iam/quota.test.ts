@@ -1,6 +1,6 @@
 // The API's rate quota as the plugin meets it (provider/iam/quota.ts): what a quota answer says, and how calls
 // are paced once one came. A clock of the test's own: sleeping advances it, so a minute passes at once. The same
-// pacing through the real plugin and the emulator's quota is in tests/resources/quota.test.ts.
+// pacing through the real plugin and the emulator's quota is in tests/resources/limits.test.ts.
 
 import { expect } from "chai";
 import { Pacer, QuotaAnswer, quotaAnswer, QuotaWait } from "../../provider/iam/quota";

@@ -3,10 +3,10 @@
 
 import { expect } from "chai";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
-import { Policy, policyData } from "../../provider/iam/policy";
+import { policyData } from "../../provider/iam/policy";
 import { PropertyMap, UNKNOWN_VALUE } from "../../provider/properties";
 import * as grpc from "@grpc/grpc-js";
-import { CONSUMERS_FN, rpcError, SERVICE_FN, useStack } from "../support/plugin";
+import { CONSUMERS_FN, listGrants, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.resources-test-token";
 const SERVICE = "res.endpoints.my-project.cloud.goog";
@@ -36,7 +36,7 @@ describe("policy resources", function () {
     });
 
     const other = { role: "roles/viewer", members: ["user:bystander@example.com"] };
-    const grants = (p: Policy) => (p.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role}${b.condition ? `[${b.condition.title}]` : ""} ${m}`)).sort();
+    const grants = listGrants;
 
     for (const parent of parents) {
         describe(`${parent.type}IamPolicy`, () => {

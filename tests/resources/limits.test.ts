@@ -6,47 +6,25 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { Emulator, startEmulator } from "../../emulator";
-import { startEngine } from "../support/engine";
-import { CONSUMERS_FN, Plugin, rpcError } from "../support/plugin";
+import { Engine, startEngine, until } from "../support/engine";
+import { CONSUMERS_FN, MEMBER, ROLE, rpcError, Stack, startStack, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.limits-test-token";
 const SERVICE = "limits.endpoints.my-project.cloud.goog";
-const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
-const ROLE = "roles/servicemanagement.serviceConsumer";
 const CONDITION = { title: "until-2030", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
-
-async function configured(emu: Emulator, requestTimeout: string, engineAddress?: string): Promise<Plugin> {
-    const plugin = await Plugin.start(engineAddress ? { args: [engineAddress] } : {});
-    await plugin.configure(undefined, {
-        "cloud:config:serviceManagementCustomEndpoint": emu.url,
-        "cloud:config:accessToken": TOKEN,
-        "cloud:config:requestTimeout": requestTimeout,
-    });
-    return plugin;
-}
 
 describe("Google's limits", function () {
     this.timeout(60_000);
 
     describe("the API's rate quota", () => {
-        let emu: Emulator;
-        let plugin: Plugin;
-        before(async () => {
-            emu = await startEmulator({ accessTokens: [TOKEN], quotaPerMinute: 5 });
-            emu.createService(SERVICE, "my-project");
-            plugin = await configured(emu, "5s");
-        });
-        after(async () => {
-            await plugin?.stop();
-            await emu?.close();
-        });
+        const stack = useStack(TOKEN, [SERVICE], { emulator: { quotaPerMinute: 5 } });
+        before(() => stack.configure({ "cloud:config:requestTimeout": "5s" }));
 
         it("a lookup whose turn under a spent quota comes after requestTimeout fails at once, naming the quota, whose it is and what to do", async () => {
             const consumers = Array.from({ length: 8 }, (_, i) => `consumer-${i}`);
             const started = Date.now();
             const results = await Promise.all(consumers.map((c) =>
-                plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: c }).then(() => undefined, (e: grpc.ServiceError) => e)));
+                stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: c }).then(() => undefined, (e: grpc.ServiceError) => e)));
             const failed = results.filter((r): r is grpc.ServiceError => r !== undefined);
             expect(results.length - failed.length, "lookups within the quota").to.equal(5);
             expect(failed).to.have.length(3);
@@ -57,51 +35,53 @@ describe("Google's limits", function () {
                     .and.contain("pulumi up --parallel N").and.contain("servicemanagement.googleapis.com/quotas");
             }
             // Each refused lookup was refused once: the plugin waits for room instead of retrying into the quota.
-            expect(emu.quotaRefusals).to.equal(3);
+            expect(stack.emu.quotaRefusals).to.equal(3);
             expect(Date.now() - started, "failing at once, not at the deadline").to.be.lessThan(4000);
         });
     });
 
     describe("conditional role bindings", () => {
-        let emu: Emulator;
-        let plugin: Plugin;
-        let engine: Awaited<ReturnType<typeof startEngine>>;
+        let engine: Engine;
+        let stack: Stack;
         before(async () => {
-            emu = await startEmulator({ accessTokens: [TOKEN] });
-            emu.createService(SERVICE, "my-project");
             engine = await startEngine();
-            plugin = await configured(emu, "20s", engine.address);
+            stack = await startStack(TOKEN, [SERVICE], { engine: engine.address });
         });
         after(async () => {
-            await plugin?.stop();
+            await stack?.stop();
             engine?.close();
-            await emu?.close();
         });
-        /** The warnings logged on a resource, once the plugin's log calls have arrived. */
+        /**
+         * The warnings logged on a resource, once the plugin's log calls so far have arrived: they are sent beside
+         * the answer, not before it, over one connection and in order, so the arrival of the warning a later Check
+         * of a conditional Member draws means any earlier one is here too.
+         */
         const warningsOn = async (name: string) => {
-            await new Promise((r) => setTimeout(r, 200)); // log calls are sent beside the answer, not before it
-            return engine.logs.filter((l) => l.severity === 2 && l.urn.endsWith(`::${name}`)).map((l) => l.message);
+            const marker = `marker-${engine.logs.length}`;
+            await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:marker@example.com", condition: CONDITION }, {}, marker);
+            expect(await until(() => engine.warningsOn(marker).length > 0), "the marker's warning arrived").to.equal(true);
+            return engine.warningsOn(name);
         };
 
         it("Check warns of a condition on these resources, and does not fail", async () => {
-            const checked = await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }, {}, "conditional");
+            const checked = await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }, {}, "conditional");
             expect(checked.failures).to.deep.equal([]);
             const warnings = await warningsOn("conditional");
             expect(warnings).to.have.length(1);
             expect(warnings[0]).to.contain(`declares a conditional role binding on services/${SERVICE}`)
                 .and.contain("not among the services Google lists as allowing conditional role bindings")
                 .and.contain("grant it on the project with that condition instead");
-            await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:b@example.com" }, {}, "plain");
+            await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:b@example.com" }, {}, "plain");
             expect(await warningsOn("plain")).to.deep.equal([]);
         });
 
         it("Google's refusal of a conditional binding says why and what to do instead, and nothing is written", async () => {
-            const before = emu.getPolicy(`services/${SERVICE}`);
-            const e = await rpcError(plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }));
+            const before = stack.emu.getPolicy(`services/${SERVICE}`);
+            const e = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }));
             expect(e.code).to.equal(grpc.status.INVALID_ARGUMENT);
             expect(e.details).to.contain(`Google refused the policy of services/${SERVICE} for its conditional role bindings (HTTP 400 INVALID_ARGUMENT`)
                 .and.contain("grant it on the project with that condition instead");
-            expect(emu.getPolicy(`services/${SERVICE}`)).to.deep.equal(before);
+            expect(stack.emu.getPolicy(`services/${SERVICE}`)).to.deep.equal(before);
         });
     });
 });

@@ -6,138 +6,152 @@ import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { Emulator, startEmulator } from "../../emulator";
-import { startEngine } from "../support/engine";
-import { Plugin, pulumiHome, rpcError, SERVICE_FN, useStack } from "../support/plugin";
+import { Engine, startEngine, until } from "../support/engine";
+import { BINDING, listGrants, MEMBER, Plugin, POLICY, pulumiHome, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
+import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
 const SERVICE = "owned.endpoints.my-project.cloud.goog";
 const PARENT = `services/${SERVICE}`;
-const ROLE = "roles/servicemanagement.serviceConsumer";
-const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
-const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
-const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
-const urn = (type: string, name: string) => `urn:pulumi:dev::proj::${type}::${name}`;
+const CONDITION = { title: "until-2030", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
+
+/**
+ * The warnings on `name` once every log call `stack.plugin` made so far has arrived. Log calls travel beside the
+ * answers, over one connection, in order: the Check of a conditional Member draws a warning on it (the
+ * conditional-binding warning), and once that warning is here, any sent before it is too. For checks that
+ * something was not said.
+ */
+async function warningsSoFar(stack: Stack, engine: Engine, name: string): Promise<string[]> {
+    const marker = `marker-${engine.logs.length}`;
+    await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: "roles/servicemanagement.admin", member: "user:marker@example.com", condition: CONDITION }, {}, marker);
+    expect(await until(() => engine.warningsOn(marker).length > 0), "the marker's warning arrived").to.equal(true);
+    return engine.warningsOn(name);
+}
 
 describe("one grant, one owner: replacements, renames, duplicates", function () {
     this.timeout(60_000);
-    const stack = useStack(TOKEN, [SERVICE]);
-    const grants = () => (stack.emu.getPolicy(PARENT).bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)).sort();
-    let engine: Awaited<ReturnType<typeof startEngine>>;
-    let plugin: Plugin;
+    let engine: Engine;
+    let stack: Stack;
+    const grants = () => listGrants(stack.emu.getPolicy(PARENT));
+    const warningsOn = (name: string) => warningsSoFar(stack, engine, name);
 
     // Each test is one deployment: a plugin process of its own, logging to a recording engine.
-    beforeEach(async () => {
-        await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }); // waits for the last test's confirmations
-        stack.emu.setPolicy(PARENT, {});
+    before(async () => {
         engine = await startEngine();
-        plugin = await Plugin.start({ args: [engine.address] });
-        await plugin.configure(undefined, stack.vars());
+        stack = await startStack(TOKEN, [SERVICE], { engine: engine.address });
     });
-    afterEach(async () => {
-        await plugin.stop();
-        engine.close();
+    after(async () => {
+        await stack?.stop();
+        engine?.close();
     });
-    const warningsOn = (name: string) => engine.logs.filter((l) => l.severity === 2 && l.urn.endsWith(`::${name}`)).map((l) => l.message);
-    const settle = () => new Promise((r) => setTimeout(r, 200)); // log calls are asynchronous
+    beforeEach(() => {
+        stack.emu.setPolicy(PARENT, {});
+        engine.logs.length = 0;
+    });
+    // Stopping the test's plugin waits for its writes to be confirmed (its drain): none reaches the next test.
+    afterEach(() => stack.nextDeployment());
 
     it("asks to delete first on every Diff, whoever decides to replace (replaceOnChanges reads the same flag)", async () => {
         const olds = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
-        const d = await plugin.diff(BINDING, "id", olds, { ...olds, members: ["user:b@example.com"] });
+        const d = await stack.plugin.diff(BINDING, "id", olds, { ...olds, members: ["user:b@example.com"] });
         expect(d).to.deep.include({ replaces: [], deleteBeforeReplace: true });
-        const p = await plugin.diff(POLICY, "id", { serviceName: SERVICE, policyData: "{}" }, { serviceName: SERVICE, policyData: "{}" });
+        const p = await stack.plugin.diff(POLICY, "id", { serviceName: SERVICE, policyData: "{}" }, { serviceName: SERVICE, policyData: "{}" });
         expect(p.deleteBeforeReplace).to.equal(true);
     });
 
     it("a replacement created first (`--replace`, a changed provider) keeps the grant its old self's Delete would take", async () => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
-        const first = await plugin.create(MEMBER, inputs, false, "m");
+        const first = await stack.plugin.create(MEMBER, inputs, false, "m");
         // The engine's replacement: Check and Create of the new resource (same URN), then Delete of the old one.
-        await plugin.check(MEMBER, inputs, inputs, "m");
-        await plugin.create(MEMBER, inputs, false, "m");
-        await plugin.delete(MEMBER, first.id, first.properties, "m");
+        await stack.plugin.check(MEMBER, inputs, inputs, "m");
+        await stack.plugin.create(MEMBER, inputs, false, "m");
+        await stack.plugin.delete(MEMBER, first.id, first.properties, "m");
         expect(grants()).to.deep.equal([`${ROLE} user:kept@example.com`]);
-        await settle();
-        expect(warningsOn("m").join("\n")).to.contain("left a grant").and.contain("this resource's replacement");
+        expect((await warningsOn("m")).join("\n")).to.contain("left a grant").and.contain("this resource's replacement");
     });
 
     it("a Binding replaced delete-first removes only the members its replacement does not declare", async () => {
         const old = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com", "user:b@example.com"] };
-        const created = await plugin.create(BINDING, old, false, "b");
+        const created = await stack.plugin.create(BINDING, old, false, "b");
         const news = { ...old, members: ["user:a@example.com", "user:c@example.com"] };
-        await plugin.check(BINDING, news, old, "b");
-        stack.emu.resetRequests();
-        await plugin.delete(BINDING, created.id, created.properties, "b");
-        // user:a kept all along: at no moment did the policy lack it.
-        expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`]);
-        await plugin.create(BINDING, news, false, "b");
-        expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`, `${ROLE} user:c@example.com`]);
+        await stack.plugin.check(BINDING, news, old, "b");
+        // The delete and the create through a proxy that keeps every policy the plugin writes.
+        const proxy = await recordWrites(stack.emu.url);
+        try {
+            await stack.configure({ "cloud:config:serviceManagementCustomEndpoint": proxy.url });
+            await stack.plugin.delete(BINDING, created.id, created.properties, "b");
+            expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`]);
+            await stack.plugin.create(BINDING, news, false, "b");
+            expect(grants()).to.deep.equal([`${ROLE} user:a@example.com`, `${ROLE} user:c@example.com`]);
+            // user:a kept all along: no policy written in between lacked it.
+            expect(proxy.writes.map(listGrants)).to.deep.equal([
+                [`${ROLE} user:a@example.com`],
+                [`${ROLE} user:a@example.com`, `${ROLE} user:c@example.com`],
+            ]);
+        } finally {
+            await stack.configure();
+            await proxy.close();
+        }
     });
 
     it("a Policy replaced by a Policy of the same parent leaves the policy to it (no empty policy written)", async () => {
         const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:a@example.com"] }] });
-        const created = await plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
+        const created = await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
         const next = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:b@example.com"] }] });
-        await plugin.check(POLICY, { serviceName: SERVICE, policyData: next }, {}, "p");
-        await plugin.create(POLICY, { serviceName: SERVICE, policyData: next }, false, "p");
-        await plugin.delete(POLICY, created.id, created.properties, "p");
+        await stack.plugin.check(POLICY, { serviceName: SERVICE, policyData: next }, {}, "p");
+        await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: next }, false, "p");
+        await stack.plugin.delete(POLICY, created.id, created.properties, "p");
         expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
     });
 
     it("renamed without an alias: the old name's Delete leaves the grant the new name declares, and says so on the old", async () => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:cat@example.com" };
-        const old = await plugin.create(MEMBER, inputs, false, "cat");
-        await plugin.check(MEMBER, inputs, {}, "dog");
-        await plugin.create(MEMBER, inputs, false, "dog");
-        await plugin.delete(MEMBER, old.id, old.properties, "cat");
+        const old = await stack.plugin.create(MEMBER, inputs, false, "cat");
+        await stack.plugin.check(MEMBER, inputs, {}, "dog");
+        await stack.plugin.create(MEMBER, inputs, false, "dog");
+        await stack.plugin.delete(MEMBER, old.id, old.properties, "cat");
         expect(grants()).to.deep.equal([`${ROLE} user:cat@example.com`]);
-        await settle();
-        expect(warningsOn("cat").join("\n")).to.contain("ServiceIamMember::dog");
+        expect((await warningsOn("cat")).join("\n")).to.contain("ServiceIamMember::dog");
     });
 
     it("two Members of one grant as IAM compares emails: each is warned, naming the other; deleting one keeps the grant", async () => {
-        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, {}, "lower");
-        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
-        const lower = await plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, false, "lower");
-        await plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, false, "upper");
-        await settle();
-        expect(warningsOn("lower").join("\n")).to.contain("ServiceIamMember::upper").and.contain("same grant");
-        expect(warningsOn("upper").join("\n")).to.contain("ServiceIamMember::lower");
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, {}, "lower");
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
+        const lower = await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:dup@example.com" }, false, "lower");
+        await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, false, "upper");
+        expect((await warningsOn("lower")).join("\n")).to.contain("ServiceIamMember::upper").and.contain("same grant");
+        expect((await warningsOn("upper")).join("\n")).to.contain("ServiceIamMember::lower");
         // The next deployment declares only "upper"; "lower" goes.
-        await plugin.stop();
-        plugin = await Plugin.start({ args: [engine.address] });
-        await plugin.configure(undefined, stack.vars());
-        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
-        await plugin.delete(MEMBER, lower.id, lower.properties, "lower");
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:DUP@example.com" }, {}, "upper");
+        await stack.plugin.delete(MEMBER, lower.id, lower.properties, "lower");
         expect(grants()).to.deep.equal([`${ROLE} user:dup@example.com`]);
     });
 
     it("a Binding and a Member on one role: each resource is warned of the flip-flop, naming the other", async () => {
-        await plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] }, {}, "binding");
-        await plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:b@example.com" }, {}, "member");
-        await plugin.check(MEMBER, { serviceName: SERVICE, role: "roles/servicemanagement.admin", member: "user:b@example.com" }, {}, "other");
-        await settle();
-        expect(warningsOn("binding").join("\n")).to.contain("ServiceIamMember::member").and.contain("flip-flops");
-        expect(warningsOn("member").join("\n")).to.contain("ServiceIamBinding::binding");
-        expect(warningsOn("other")).to.deep.equal([]);
+        await stack.plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] }, {}, "binding");
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:b@example.com" }, {}, "member");
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: "roles/servicemanagement.admin", member: "user:b@example.com" }, {}, "other");
+        expect((await warningsOn("binding")).join("\n")).to.contain("ServiceIamMember::member").and.contain("flip-flops");
+        expect((await warningsOn("member")).join("\n")).to.contain("ServiceIamBinding::binding");
+        expect(await warningsOn("other")).to.deep.equal([]);
     });
 
     it("a Policy deleted beside Bindings the deployment declares keeps their grants", async () => {
         const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:a@example.com", "user:b@example.com"] }] });
-        const created = await plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
-        await plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:b@example.com"] }, {}, "binding");
-        await plugin.delete(POLICY, created.id, created.properties, "p");
+        const created = await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
+        await stack.plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:b@example.com"] }, {}, "binding");
+        await stack.plugin.delete(POLICY, created.id, created.properties, "p");
         expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
     });
 
     it("a Delete sees what the deployment's other plugin processes declare (an explicit provider runs in its own)", async () => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:shared@example.com" };
-        const old = await plugin.create(MEMBER, inputs, false, "m");
-        const other = await Plugin.start({ args: [engine.address] });
+        const old = await stack.plugin.create(MEMBER, inputs, false, "m");
+        const other = await stack.startPlugin();
         try {
-            await other.configure(undefined, stack.vars());
             await other.check(MEMBER, inputs, {}, "m"); // the replacement, under the new provider
-            await plugin.delete(MEMBER, old.id, old.properties, "m");
+            await stack.plugin.delete(MEMBER, old.id, old.properties, "m");
             expect(grants()).to.deep.equal([`${ROLE} user:shared@example.com`]);
         } finally {
             await other.stop();
@@ -223,12 +237,13 @@ describe("a plugin never outlives its engine", function () {
     it("exits by itself, within 10 s, once the engine's address stops answering", async () => {
         const engine = await startEngine();
         const plugin = await Plugin.start({ args: [engine.address] });
-        const started = Date.now();
         engine.close();
-        const code = await Promise.race([plugin.exited, new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
-        if (code === "still running") await plugin.stop();
-        expect(code).to.equal(0);
-        expect(Date.now() - started).to.be.below(10_000);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise((r) => (timer = setTimeout(() => r("still running after 10 s"), 10_000)));
+        const code = await Promise.race([plugin.exited, late]);
+        clearTimeout(timer);
+        if (typeof code === "string") await plugin.stop();
+        expect(code, "its exit code, within 10 s").to.equal(0);
         expect(plugin.stderr).to.contain("no longer accepts connections");
     });
 });
@@ -240,7 +255,7 @@ describe("messages name what the user typed", function () {
     it("an explicit provider resource without credentials is told to set them on that resource", async () => {
         const plugin = await Plugin.start({ env: { METADATA_SERVER_DETECTION: "none" } });
         try {
-            const req = new pb.ConfigureRequest().setAcceptsecrets(true).setName("prod").setUrn(urn("pulumi:providers:cloud", "prod"))
+            const req = new pb.ConfigureRequest().setAcceptsecrets(true).setName("prod").setUrn(plugin.urn("pulumi:providers:cloud", "prod"))
                 .setArgs(Struct.fromJavaScript({ serviceManagementCustomEndpoint: stack.emu.url }));
             await plugin.call("configure", req);
             const err = await rpcError(plugin.invoke(SERVICE_FN, { serviceName: SERVICE }));
@@ -265,82 +280,70 @@ describe("messages name what the user typed", function () {
 describe("after a crash, no grant is orphaned in silence", function () {
     this.timeout(60_000);
 
-    /** One user's machine: an emulator, a PULUMI_HOME (the journal) every run shares, and plugins started there. */
-    async function machine(body: (m: { emu: Emulator; start(engine?: string): Promise<Plugin> }) => Promise<void>): Promise<void> {
-        const emu = await startEmulator({ accessTokens: [TOKEN] });
-        emu.createService(SERVICE, "my-project");
-        const home = pulumiHome();
-        const vars = { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN };
+    /**
+     * One user's machine: an emulator, a PULUMI_HOME (the journal) every run shares, and an engine every run's
+     * plugin logs to. The stack's first plugin is the first run's; `nextDeployment` starts the next run's.
+     */
+    async function machine(body: (stack: Stack, engine: Engine) => Promise<void>): Promise<void> {
+        const engine = await startEngine();
         try {
-            await body({
-                emu,
-                async start(engine) {
-                    const p = await Plugin.start({ env: { PULUMI_HOME: home }, args: engine ? [engine] : [] });
-                    await p.configure(undefined, vars);
-                    return p;
-                },
-            });
+            const stack = await startStack(TOKEN, [SERVICE], { engine: engine.address, env: { PULUMI_HOME: pulumiHome() } });
+            try {
+                await body(stack, engine);
+            } finally {
+                await stack.stop();
+            }
         } finally {
-            await emu.close();
+            engine.close();
         }
     }
 
-    /** The write of `create` lands, but its answer is held: the plugin dies before the engine hears of it. */
-    async function dieAfterWrite(m: { emu: Emulator; start(): Promise<Plugin> }, create: (p: Plugin) => Promise<unknown>): Promise<void> {
-        const first = await m.start();
-        m.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
-        create(first).catch(() => undefined);
-        for (let i = 0; i < 100 && !(m.emu.getPolicy(PARENT).bindings ?? []).length; i++) await new Promise((r) => setTimeout(r, 50));
-        first.child.kill("SIGKILL");
-        await first.exited;
+    /** The write of `create` lands, but its answer is held: the run's plugin dies before the engine hears of it. */
+    async function dieAfterWrite(stack: Stack, create: (p: Plugin) => Promise<unknown>): Promise<void> {
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+        create(stack.plugin).catch(() => undefined);
+        expect(await until(() => (stack.emu.getPolicy(PARENT).bindings ?? []).length > 0), "the write landed").to.equal(true);
+        stack.plugin.child.kill("SIGKILL");
+        await stack.plugin.exited;
     }
 
-    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", () => machine(async (m) => {
-        await dieAfterWrite(m, (p) => p.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan"));
-        expect(m.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
+    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", () => machine(async (stack, engine) => {
+        await dieAfterWrite(stack, (p) => p.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan"));
+        expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
         // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
-        const engine = await startEngine();
-        try {
-            const second = await m.start(engine.address);
-            const other = await second.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
-            await new Promise((r) => setTimeout(r, 200));
-            expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
-            await second.delete(MEMBER, other.id, other.properties, "other");
-            expect(await second.stop()).to.equal(0);
-            expect(m.emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
-            expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
-        } finally {
-            engine.close();
-        }
+        await stack.nextDeployment();
+        const other = await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
+        const reported = () => engine.messages.some((m) => m.includes("before Pulumi recorded them"));
+        await until(reported);
+        expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
+        await stack.plugin.delete(MEMBER, other.id, other.properties, "other");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(stack.emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
+        expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
     }));
 
-    it("a write the API refused is no orphan: the next run reports nothing and removes nothing", () => machine(async (m) => {
-        const first = await m.start();
+    it("a write the API refused is no orphan: the next run reports nothing and removes nothing", () => machine(async (stack, engine) => {
         // A role of the right form that this API does not take: Google answers 400.
-        const err = await rpcError(first.create(MEMBER, { serviceName: SERVICE, role: "roles/storage.admin", member: "user:x@example.com" }, false, "x"));
+        const err = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: "roles/storage.admin", member: "user:x@example.com" }, false, "x"));
         expect(err.details).to.contain("HTTP 400");
-        first.child.kill("SIGKILL");
-        await first.exited;
-        const engine = await startEngine();
-        try {
-            const second = await m.start(engine.address);
-            await second.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
-            await new Promise((r) => setTimeout(r, 200));
-            await second.stop();
-            expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
-        } finally {
-            engine.close();
-        }
+        stack.plugin.child.kill("SIGKILL");
+        await stack.plugin.exited;
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
+        // The report would come with the run's first resource request, before the marker's warning.
+        await warningsSoFar(stack, engine, "y");
+        await stack.plugin.stop();
+        expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
     }));
 
-    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (m) => {
+    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (stack) => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
-        await dieAfterWrite(m, (p) => p.create(MEMBER, inputs, false, "kept"));
+        await dieAfterWrite(stack, (p) => p.create(MEMBER, inputs, false, "kept"));
         // `pulumi up` again: the program still has it; its Create is answered, which records it.
-        const second = await m.start();
-        await second.check(MEMBER, inputs, {}, "kept");
-        await second.create(MEMBER, inputs, false, "kept");
-        expect(await second.stop()).to.equal(0);
-        expect(m.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, inputs, {}, "kept");
+        await stack.plugin.create(MEMBER, inputs, false, "kept");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
     }));
 });

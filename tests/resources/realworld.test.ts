@@ -10,16 +10,12 @@ import * as os from "os";
 import * as path from "path";
 import { policyData } from "../../provider/iam/policy";
 import { isSecret, UNKNOWN_VALUE, type Value } from "../../provider/properties";
-import { startEngine } from "../support/engine";
-import { Plugin, rpcError, SERVICE_FN, useStack } from "../support/plugin";
+import { startEngine, until } from "../support/engine";
+import { BINDING, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.realworld-test-token";
 const SERVICE = "real.endpoints.my-project.cloud.goog";
 const PARENT = `services/${SERVICE}`;
-const ROLE = "roles/servicemanagement.serviceConsumer";
-const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
-const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
-const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
 
 describe("real-world policies and faults", function () {
     this.timeout(60_000);
@@ -152,7 +148,7 @@ describe("real-world policies and faults", function () {
             const lookup = await plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
             expect(String(lookup.return!.policyData)).not.to.contain(member);
             const written = (m: string) => m.includes(`the policy of ${PARENT} was written, but 5 re-reads since do not show the change`);
-            for (let waited = 0; !engine.messages.some(written) && waited < 2000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+            await until(() => engine.messages.some(written));
             const warnings = engine.messages.filter(written);
             expect(warnings).to.have.length(1);
             expect(warnings[0]).to.contain("pulumi refresh");
@@ -240,9 +236,9 @@ describe("real-world policies and faults", function () {
             // Once per pair, on each of the two resources, naming the other.
             const warnings = engine.logs.filter((m) => m.message.includes("also manages the IAM policy"));
             expect(warnings.map((w) => w.urn.split("::").pop())).to.have.members(["policy", "member"]);
-            const onPolicy = warnings.find((w) => w.urn.endsWith("::policy"))!;
-            expect(onPolicy.message).to.contain("ServiceIamMember::member").and.contain(PARENT);
-            expect(onPolicy.urn).to.contain("ServiceIamPolicy");
+            const on = (name: string) => warnings.find((w) => w.urn.endsWith(`::${name}`))!.message;
+            expect(on("policy")).to.contain("ServiceIamMember::member").and.contain(PARENT);
+            expect(on("member")).to.contain("ServiceIamPolicy::policy").and.contain(PARENT);
         } finally {
             await plugin.stop();
             engine.close();

@@ -2,30 +2,57 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { EngineService } from "@pulumi/pulumi/proto/engine_grpc_pb";
-import { LogRequest } from "@pulumi/pulumi/proto/engine_pb";
+import { LogRequest, LogSeverity } from "@pulumi/pulumi/proto/engine_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 
-/** A stand-in for the engine's Log service, recording every message. */
+/** One message the plugin logged. */
 export interface EngineLog {
-    severity: number;
+    severity: LogSeverity;
     message: string;
     /** The resource the message is about ("" for none). */
     urn: string;
 }
 
-export async function startEngine(): Promise<{ address: string; messages: string[]; logs: EngineLog[]; close(): void }> {
-    const messages: string[] = [];
+/** A stand-in for the engine's Log service, recording every message. */
+export interface Engine {
+    /** Where it listens: the address the engine passes a plugin on its command line. */
+    address: string;
+    /** Every message, in the order it arrived. */
+    logs: EngineLog[];
+    /** The texts of `logs`. */
+    readonly messages: string[];
+    /** The warnings logged on the resource named `name` (the last part of its URN). */
+    warningsOn(name: string): string[];
+    close(): void;
+}
+
+export async function startEngine(): Promise<Engine> {
     const logs: EngineLog[] = [];
     const server = new grpc.Server();
     server.addService(EngineService, {
         log: (call: grpc.ServerUnaryCall<LogRequest, Empty>, cb: grpc.sendUnaryData<Empty>) => {
-            messages.push(call.request.getMessage());
             logs.push({ severity: call.request.getSeverity(), message: call.request.getMessage(), urn: call.request.getUrn() });
             cb(null, new Empty());
         },
     });
     const port = await new Promise<number>((resolve, reject) =>
         server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    return { address: `127.0.0.1:${port}`, messages, logs, close: () => server.forceShutdown() };
+    return {
+        address: `127.0.0.1:${port}`,
+        logs,
+        get messages() {
+            return logs.map((l) => l.message);
+        },
+        warningsOn: (name) => logs.filter((l) => l.severity === LogSeverity.WARNING && l.urn.endsWith(`::${name}`)).map((l) => l.message),
+        close: () => server.forceShutdown(),
+    };
 }
 
+/**
+ * Polls `pred` (every 20 ms) until it holds or `timeoutMs` has passed; resolves with its last value. For what
+ * arrives beside an answer rather than in it (the plugin's log calls): the check that follows says what was missing.
+ */
+export async function until(pred: () => boolean, timeoutMs = 5000): Promise<boolean> {
+    for (const deadline = Date.now() + timeoutMs; !pred() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    return pred();
+}

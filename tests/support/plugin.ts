@@ -10,7 +10,7 @@ import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { Emulator, startEmulator } from "../../emulator";
+import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 import { tempDir } from "./temp";
 
@@ -70,7 +70,8 @@ export class Plugin {
      * `env` names one: processes that stand for one user's successive deployments share it.
      */
     static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[] } = {}): Promise<Plugin> {
-        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), PULUMI_HOME: pulumiHome(), ...opts.env };
+        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), ...opts.env };
+        env.PULUMI_HOME ??= pulumiHome();
         const [cmd, ...pre] = opts.command ?? [PLUGIN];
         const child = spawn(cmd, [...pre, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
@@ -132,7 +133,8 @@ export class Plugin {
     // The resource RPCs, with the request fields the engine fills in. `name` is the resource's name in its URN
     // (`urn:pulumi:dev::proj::<type>::<name>`): two resources of one type need two names.
 
-    private urn(type: string, name = "r"): string {
+    /** The URN the resource RPCs below send for a resource of `type` named `name`. */
+    urn(type: string, name = "r"): string {
         return `urn:pulumi:dev::proj::${type}::${name}`;
     }
 
@@ -186,27 +188,50 @@ export class Plugin {
         return this.call<Res>(method, new Empty());
     }
 
-    /** SIGINT, as the engine ends a plugin; resolves with the exit code. */
     /** The environment the plugin process runs with, as its launcher left it (Linux: /proc). */
     environ(): Map<string, string> {
         const entries = fs.readFileSync(`/proc/${this.child.pid}/environ`, "utf8").split("\0").filter(Boolean);
         return new Map(entries.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
     }
 
+    /** SIGINT, as the engine ends a plugin (unless it is gone already); resolves with the exit code. */
     async stop(): Promise<number | null> {
         this.client.close();
-        if (this.child.exitCode === null) this.child.kill("SIGINT");
+        if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGINT");
         return this.exited;
     }
 }
 
 export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
+export const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+export const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
+export const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
+/** The role the tests grant: the one Service Management consumers are given. */
+export const ROLE = "roles/servicemanagement.serviceConsumer";
+
+/** A policy's grants as sorted lines: `role member`, the role followed by `[condition title]` when conditional. */
+export function listGrants(policy: Pick<Policy, "bindings">): string[] {
+    return (policy.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role}${b.condition ? `[${b.condition.title}]` : ""} ${m}`)).sort();
+}
+
+/** How a stack's emulator and plugin processes are started. */
+export interface StackOptions {
+    /** The emulator's options; the stack's token is added to its access tokens. */
+    emulator?: EmulatorOptions;
+    /** An engine's address (tests/support/engine.ts), passed to every plugin process: their log calls go there. */
+    engine?: string;
+    /** Environment variables of every plugin process (Plugin.start's `env`). */
+    env?: NodeJS.ProcessEnv;
+}
 
 /** An emulator with services, and a plugin configured against it through Configure. */
 export interface Stack {
-    emu: Emulator;
-    plugin: Plugin;
+    readonly emu: Emulator;
+    /** The plugin process of the current deployment. */
+    readonly plugin: Plugin;
+    /** Another plugin process, started and configured as the stack's (with an explicit provider, the engine runs one more). */
+    startPlugin(): Promise<Plugin>;
     /** A new plugin process, configured as before: what the engine does for the next `pulumi up`. */
     nextDeployment(): Promise<void>;
     /** Configure variables pointing at the emulator with the stack's token; `extra` adds or overrides keys. */
@@ -216,54 +241,83 @@ export interface Stack {
     stop(): Promise<number | null>;
 }
 
-export async function startStack(token: string, services: string[]): Promise<Stack> {
-    const emu = await startEmulator({ accessTokens: [token] });
-    for (const s of services) emu.createService(s, "my-project");
-    const plugin = await Plugin.start();
+export async function startStack(token: string, services: string[], opts: StackOptions = {}): Promise<Stack> {
+    const emu = await startEmulator({ ...opts.emulator, accessTokens: [token, ...(opts.emulator?.accessTokens ?? [])] });
     const vars = (extra: Record<string, string> = {}) => ({
         "cloud:config:serviceManagementCustomEndpoint": emu.url,
         "cloud:config:accessToken": token,
         "cloud:config:requestTimeout": "20s",
         ...extra,
     });
-    const stack: Stack = {
+    const startPlugin = async () => {
+        const p = await Plugin.start({ env: opts.env, args: opts.engine === undefined ? [] : [opts.engine] });
+        try {
+            await p.configure(undefined, vars());
+        } catch (e) {
+            await p.stop();
+            throw e;
+        }
+        return p;
+    };
+    let plugin: Plugin;
+    try {
+        for (const s of services) emu.createService(s, "my-project");
+        plugin = await startPlugin();
+    } catch (e) {
+        await emu.close();
+        throw e;
+    }
+    return {
         emu,
-        plugin,
+        get plugin() {
+            return plugin;
+        },
+        startPlugin,
         vars,
-        configure: (extra) => stack.plugin.configure(undefined, vars(extra)),
+        configure: (extra) => plugin.configure(undefined, vars(extra)),
         async nextDeployment() {
             // The engine starts a plugin per deployment: what one deployment's program declared is not the next's.
-            await stack.plugin.stop();
-            stack.plugin = await Plugin.start();
-            await stack.configure();
+            // Stopping the last one waits for its writes to be confirmed (its drain).
+            await plugin.stop();
+            plugin = await startPlugin();
         },
         async stop() {
-            const code = await stack.plugin.stop();
+            const code = await plugin.stop();
             await emu.close();
             return code;
         },
     };
-    await stack.configure();
-    return stack;
 }
 
 /**
  * Mocha hooks for a suite: start an emulator with `services` and a configured plugin before it, stop both after
- * (the plugin's exit code is kept). The returned object is filled in when the suite starts.
+ * (the plugin's exit code is kept). The returned object is filled in when the suite starts; its `plugin` is always
+ * the current deployment's.
  */
-export function useStack(token: string, services: string[]): Stack & { exitCode?: number | null } {
-    const stack = {} as Stack & { exitCode?: number | null };
+export function useStack(token: string, services: string[], opts: StackOptions = {}): Stack & { exitCode?: number | null } {
+    let inner: Stack | undefined;
+    const started = (): Stack => {
+        if (!inner) throw new Error("the stack is started in the suite's before hook: use it in tests and hooks only");
+        return inner;
+    };
+    const stack: Stack & { exitCode?: number | null } = {
+        get emu() {
+            return started().emu;
+        },
+        get plugin() {
+            return started().plugin;
+        },
+        startPlugin: () => started().startPlugin(),
+        nextDeployment: () => started().nextDeployment(),
+        vars: (extra) => started().vars(extra),
+        configure: (extra) => started().configure(extra),
+        stop: () => started().stop(),
+    };
     before(async () => {
-        const inner = await startStack(token, services);
-        Object.assign(stack, inner, {
-            async nextDeployment() {
-                await inner.nextDeployment();
-                stack.plugin = inner.plugin;
-            },
-        });
+        inner = await startStack(token, services, opts);
     });
     after(async () => {
-        stack.exitCode = await stack.stop();
+        if (inner) stack.exitCode = await inner.stop();
     });
     return stack;
 }
