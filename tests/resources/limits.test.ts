@@ -6,7 +6,7 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { Engine, startEngine, until } from "../support/engine";
+import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
 import { CONSUMERS_FN, MEMBER, ROLE, rpcError, Stack, startStack, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.limits-test-token";
@@ -51,17 +51,7 @@ describe("Google's limits", function () {
             await stack?.stop();
             engine?.close();
         });
-        /**
-         * The warnings logged on a resource, once the plugin's log calls so far have arrived: they are sent beside
-         * the answer, not before it, over one connection and in order, so the arrival of the warning a later Check
-         * of a conditional Member draws means any earlier one is here too.
-         */
-        const warningsOn = async (name: string) => {
-            const marker = `marker-${engine.logs.length}`;
-            await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:marker@example.com", condition: CONDITION }, {}, marker);
-            expect(await until(() => engine.warningsOn(marker).length > 0), "the marker's warning arrived").to.equal(true);
-            return engine.warningsOn(name);
-        };
+        const warningsOn = (name: string) => warningsSoFar(stack.plugin, engine, SERVICE, name);
 
         it("Check warns of a condition on these resources, and does not fail", async () => {
             const checked = await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }, {}, "conditional");

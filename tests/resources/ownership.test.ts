@@ -6,34 +6,21 @@ import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { Engine, startEngine, until } from "../support/engine";
+import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
 import { BINDING, listGrants, MEMBER, Plugin, POLICY, pulumiHome, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
 import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
 const SERVICE = "owned.endpoints.my-project.cloud.goog";
 const PARENT = `services/${SERVICE}`;
-const CONDITION = { title: "until-2030", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
 
-/**
- * The warnings on `name` once every log call `stack.plugin` made so far has arrived. Log calls travel beside the
- * answers, over one connection, in order: the Check of a conditional Member draws a warning on it (the
- * conditional-binding warning), and once that warning is here, any sent before it is too. For checks that
- * something was not said.
- */
-async function warningsSoFar(stack: Stack, engine: Engine, name: string): Promise<string[]> {
-    const marker = `marker-${engine.logs.length}`;
-    await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: "roles/servicemanagement.admin", member: "user:marker@example.com", condition: CONDITION }, {}, marker);
-    expect(await until(() => engine.warningsOn(marker).length > 0), "the marker's warning arrived").to.equal(true);
-    return engine.warningsOn(name);
-}
 
 describe("one grant, one owner: replacements, renames, duplicates", function () {
     this.timeout(60_000);
     let engine: Engine;
     let stack: Stack;
     const grants = () => listGrants(stack.emu.getPolicy(PARENT));
-    const warningsOn = (name: string) => warningsSoFar(stack, engine, name);
+    const warningsOn = (name: string) => warningsSoFar(stack.plugin, engine, SERVICE, name);
 
     // Each test is one deployment: a plugin process of its own, logging to a recording engine.
     before(async () => {
@@ -331,7 +318,7 @@ describe("after a crash, no grant is orphaned in silence", function () {
         await stack.nextDeployment();
         await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
         // The report would come with the run's first resource request, before the marker's warning.
-        await warningsSoFar(stack, engine, "y");
+        await warningsSoFar(stack.plugin, engine, SERVICE, "y");
         await stack.plugin.stop();
         expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
     }));

@@ -4,6 +4,8 @@ import * as grpc from "@grpc/grpc-js";
 import { EngineService } from "@pulumi/pulumi/proto/engine_grpc_pb";
 import { LogRequest, LogSeverity } from "@pulumi/pulumi/proto/engine_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
+import { expect } from "chai";
+import { MEMBER, Plugin } from "./plugin";
 
 /** One message the plugin logged. */
 export interface EngineLog {
@@ -55,4 +57,18 @@ export async function startEngine(): Promise<Engine> {
 export async function until(pred: () => boolean, timeoutMs = 5000): Promise<boolean> {
     for (const deadline = Date.now() + timeoutMs; !pred() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
     return pred();
+}
+
+/**
+ * The warnings on `name` once every log call `plugin` made so far has arrived. Log calls travel beside the answers,
+ * over one connection, in order: the Check of a conditional Member (on `serviceName`) draws a warning on it (the
+ * conditional-binding warning), and once that warning is here, any sent before it is too. For checks that
+ * something was not said.
+ */
+export async function warningsSoFar(plugin: Plugin, engine: Engine, serviceName: string, name: string): Promise<string[]> {
+    const marker = `marker-${engine.logs.length}`;
+    const condition = { title: "marker", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
+    await plugin.check(MEMBER, { serviceName, role: "roles/servicemanagement.admin", member: "user:marker@example.com", condition }, {}, marker);
+    expect(await until(() => engine.warningsOn(marker).length > 0), "the marker's warning arrived").to.equal(true);
+    return engine.warningsOn(name);
 }
