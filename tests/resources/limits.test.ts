@@ -6,7 +6,7 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
+import { Engine, startEngine, warningsSoFar } from "../support/engine";
 import { CONSUMERS_FN, MEMBER, ROLE, rpcError, Stack, startStack, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.limits-test-token";
