@@ -1,44 +1,45 @@
-// The packaged plugin's entry (lib/boot.js, run by the launcher; see scripts/package.sh). It loads the bundled
-// provider (lib/main.js) with a V8 code cache, so a start does not compile what it runs: about 30 ms of the
-// plugin's start-up on a 2-core machine (`npm run bench`).
+// The packaged plugin's entry (scripts/dist.ts builds it). It loads the bundled provider (main.js) with a V8
+// code cache, so a start does not compile what it runs: about 30 ms of the plugin's start-up on a 2-core machine
+// (`npm run bench`). It runs in one of two packagings:
 //
-// A code cache is only accepted by the Node version (and V8 flags) that made it. The package ships one made by
-// the Node that built it (lib/main.js.<node version>-<arch>.cache, from `PULUMI_CLOUD_WRITE_CODE_CACHE=1 node
-// lib/boot.js`); under any other Node the first start writes one to the user's cache directory, and later starts
-// use it. A missing, unreadable or rejected cache only costs time.
+// - a self-contained executable (Node's single executable applications): this file is the executable's main
+//   script; main.js, the code cache, google-auth-library's bundle and schema.json are assets inside it. The
+//   build fixes Node's flags (execArgv) and ignores NODE_OPTIONS, so the cache it made always fits;
+// - a folder run by the user's `node` (lib/boot.js, lib/main.js, lib/node_modules/google-auth-library): a cache is
+//   only accepted by the Node version (and V8 flags) that made it, so the first start writes one to the user's
+//   cache directory, and later starts use it.
+//
+// A missing, unreadable or rejected cache only costs time.
 
 import { createHash } from "crypto";
 import * as fs from "fs";
 import { wrap } from "module";
 import * as os from "os";
 import * as path from "path";
+import type * as Sea from "node:sea";
 import * as vm from "vm";
+import { ASSETS, NODE_ENGINES, nodeSupported, WRITE_CODE_CACHE_ENV } from "./packaging";
 
-/** What lib/main.js (provider/main.ts) exports. */
+/** What main.js (provider/main.ts) exports. */
 interface Bundle {
     start(startup: string[], afterPort?: () => void): void;
 }
 
-const BUNDLE = path.join(__dirname, "main.js");
-/** Build-time switch: write SHIPPED and exit once the port is printed. */
-const WRITE_ENV = "PULUMI_CLOUD_WRITE_CODE_CACHE";
-/** Node options that may change V8's flags, which a cache must match. */
-const FLAGS = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").trim();
-const KEY = `${process.version}-${process.arch}`;
-/** Made by the build, which runs without flags. */
-const SHIPPED = `${BUNDLE}.${KEY}.cache`;
+/** The bundle's name in stack traces. */
+const SCRIPT_NAME = "pulumi-resource-cloud/main.js";
 
-/** A hash of lib/main.js, put here by the build (scripts/package.sh). */
+/** A hash of main.js, put here by the build (scripts/dist.ts). */
 declare const BUNDLE_ID: string;
 
-/**
- * The user's cache for this bundle under this Node and these flags. V8 checks a cache against the source's
- * length only, so the name carries the bundle's hash: a rebuilt plugin never gets another build's code.
- */
-function userCache(): string {
-    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-    const flags = FLAGS ? `.${createHash("sha256").update(FLAGS).digest("hex").slice(0, 12)}` : "";
-    return path.join(base, "pulumi-resource-cloud", `main.js.${BUNDLE_ID}.${KEY}${flags}.cache`);
+/** Where the bundle is, and how to read it and the cache made for it. */
+interface Packaging {
+    /** The bundle's file (its __filename; in an executable, a name beside it). */
+    file: string;
+    source(): string;
+    /** The cache the build made, when it fits this Node and these flags. */
+    shipped(): Buffer | undefined;
+    /** The require main.js is given. */
+    require: NodeRequire;
 }
 
 function readOptional(file: string): Buffer | undefined {
@@ -49,6 +50,59 @@ function readOptional(file: string): Buffer | undefined {
     }
 }
 
+/** Runs a CommonJS source as Node would run a module file; returns its exports. */
+function runModule(script: vm.Script, file: string, req: NodeRequire): unknown {
+    const run = script.runInThisContext() as (exports: object, req: NodeRequire, module: { exports: object }, file: string, dir: string) => void;
+    const module = { exports: {} };
+    run(module.exports, req, module, file, path.dirname(file));
+    return module.exports;
+}
+
+function selfContained(sea: typeof Sea): Packaging {
+    const asset = (key: string): Buffer => {
+        const raw = sea.getRawAsset(key); // the executable's own bytes, not a copy
+        return typeof raw === "string" ? Buffer.from(raw, "latin1") : Buffer.from(raw);
+    };
+    const file = path.join(path.dirname(process.execPath), ASSETS.main);
+    let auth: unknown;
+    // main.js needs only Node's modules, and google-auth-library on the first credentialed request.
+    const req = ((id: string) => {
+        if (id !== "google-auth-library") return require(id);
+        const authFile = path.join(path.dirname(process.execPath), ASSETS.auth);
+        auth ??= runModule(new vm.Script(wrap(asset(ASSETS.auth).toString("utf8")), { filename: authFile }), authFile, req);
+        return auth;
+    }) as NodeRequire;
+    return {
+        file,
+        // The build checks that main.js is ASCII: latin1 decodes it exactly, in a third of the time UTF-8 takes.
+        source: () => asset(ASSETS.main).toString("latin1"),
+        shipped: () => {
+            try {
+                return asset(ASSETS.cache);
+            } catch {
+                return undefined; // built without one (its platform could not run here)
+            }
+        },
+        require: req,
+    };
+}
+
+function folder(): Packaging {
+    const file = path.join(__dirname, "main.js");
+    return { file, source: () => fs.readFileSync(file, "latin1"), shipped: () => undefined, require };
+}
+
+/**
+ * The user's cache for this bundle under this Node and these flags. V8 checks a cache against the source's
+ * length only, so the name carries the bundle's hash: a rebuilt plugin never gets another build's code.
+ */
+function userCache(): string {
+    const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").trim();
+    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
+    const tag = flags ? `.${createHash("sha256").update(flags).digest("hex").slice(0, 12)}` : "";
+    return path.join(base, "pulumi-resource-cloud", `main.js.${BUNDLE_ID}.${process.version}-${process.arch}${tag}.cache`);
+}
+
 function writeAtomic(file: string, data: Buffer): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -57,50 +111,62 @@ function writeAtomic(file: string, data: Buffer): void {
 }
 
 function boot(): void {
-    // The build checks that the bundle is ASCII (scripts/package.sh): latin1 decodes it exactly, in a third of
-    // the time UTF-8 takes.
-    const source = fs.readFileSync(BUNDLE, "latin1");
-    const compile = (cachedData?: Buffer) => new vm.Script(wrap(source), { filename: BUNDLE, cachedData });
-    const writing = process.env[WRITE_ENV] === "1";
-    const mine = writing ? undefined : userCache();
-    const candidates = writing ? [] : FLAGS ? [mine!] : [SHIPPED, mine!];
+    // The folder packaging runs on whatever `node` the user has: say plainly when that cannot work (node:sea,
+    // below, is not even there before 18.16).
+    if (!nodeSupported(process.versions.node)) {
+        process.stderr.write(`pulumi-resource-cloud: needs Node.js ${NODE_ENGINES}, but the node on PATH is ` +
+            `${process.version} (${process.execPath}): install a supported Node.js (https://nodejs.org) and run the ` +
+            "Pulumi command again\n");
+        process.exit(1);
+    }
+    // Required here, after the check: an import would be loaded before it.
+    const sea = require("node:sea") as typeof Sea;
+    const packaging = sea.isSea() ? selfContained(sea) : folder();
+    const source = packaging.source();
+    // V8 keeps the script's name in the code cache: a fixed one (not where the plugin was unpacked) keeps the
+    // cache, and so the build, the same wherever it was made.
+    const compile = (cachedData?: Buffer) => new vm.Script(wrap(source), { filename: SCRIPT_NAME, cachedData });
+    const writeTo = process.env[WRITE_CODE_CACHE_ENV];
     const startup: string[] = [];
     let accepted: vm.Script | undefined;
     let rejected: vm.Script | undefined;
-    for (const file of candidates) {
-        const data = readOptional(file);
+    let mine: string | undefined;
+    const candidates: [string, () => Buffer | undefined][] = [];
+    if (!writeTo) {
+        candidates.push(["the executable's", () => packaging.shipped()]);
+        mine = userCache();
+        const user = mine;
+        candidates.push([user, () => readOptional(user)]);
+    }
+    for (const [name, read] of candidates) {
+        const data = read();
         if (!data) continue;
         const compiled = compile(data);
         if (compiled.cachedDataRejected) {
-            startup.push(`code cache rejected (made by another build of Node): ${file}`);
+            startup.push(`code cache rejected (made by another build of Node): ${name}`);
             rejected = compiled;
             continue;
         }
-        startup.push(`code cache used: ${file}`);
+        startup.push(`code cache used: ${name}`);
         accepted = compiled;
         break;
     }
-    if (!accepted && !writing) startup.push(`no usable code cache: writing ${mine}`);
+    if (!accepted && mine) startup.push(`no usable code cache: writing ${mine}`);
     // A rejected cache still compiled the code: use that compilation.
     const script = accepted ?? rejected ?? compile();
-
-    // The CommonJS wrapper's function, called as Node would call it for a module file.
-    const run = script.runInThisContext() as (exports: object, req: NodeRequire, module: { exports: object }, file: string, dir: string) => void;
-    const module = { exports: {} };
-    run(module.exports, require, module, BUNDLE, __dirname);
-    const bundle = module.exports as Bundle;
+    const bundle = runModule(script, packaging.file, packaging.require) as Bundle;
 
     // Made right after the port line: the functions start-up ran are compiled by then, and the heap flags that
     // start() sets afterwards (which a cache must match) are not set yet.
-    const target = writing ? SHIPPED : accepted ? undefined : mine;
+    const target = writeTo || (accepted ? undefined : mine);
     bundle.start(startup, target === undefined ? undefined : () => {
         try {
             writeAtomic(target, script.createCachedData());
         } catch (e) {
-            if (writing) throw e;
+            if (writeTo) throw e;
             // A read-only home only costs time.
         }
-        if (writing) process.exit(0);
+        if (writeTo) process.exit(0);
     });
 }
 

@@ -4,6 +4,7 @@
 // and the unknown-token messages are all derived from the definitions in functions/ and resources/.
 
 import * as fs from "fs";
+import * as sea from "node:sea";
 import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import { IResourceProviderServer, ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
@@ -20,6 +21,7 @@ import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
 import { bounded, fetcherOptions, IamFetcher } from "./iam/fetcher";
 import { Logger } from "./log";
+import { ASSETS } from "./packaging";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
@@ -95,6 +97,12 @@ function failuresOf(failures: Failure[]): pb.CheckFailure[] {
 }
 
 /** The schema.json shipped beside the code (the repository root, or the packaged plugin's folder). */
+/** The schema: an asset of a self-contained executable, else a file beside the code. */
+function readSchema(): string {
+    if (sea.isSea()) return sea.getAsset(ASSETS.schema, "utf8");
+    return fs.readFileSync(findSchema(), "utf8");
+}
+
 function findSchema(): string {
     for (const dir of [path.join(__dirname, ".."), path.join(__dirname, "..", "..")]) {
         const file = path.join(dir, "schema.json");
@@ -173,7 +181,7 @@ export class Provider implements Rpcs {
             throw new RpcError(grpc.status.INVALID_ARGUMENT,
                 `schema version ${req.getVersion()} is not supported: this provider serves schema version 0`);
         }
-        this.schema ??= fs.readFileSync(findSchema(), "utf8");
+        this.schema ??= readSchema();
         return new pb.GetSchemaResponse().setSchema(this.schema);
     }
 

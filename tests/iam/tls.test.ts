@@ -1,20 +1,23 @@
 // The packaged plugin over HTTPS, as it talks to Google: the emulator serves TLS with a certificate from a
-// private CA that only NODE_EXTRA_CA_CERTS trusts. The launcher keeps Node from loading that file at start-up
-// (provider/iam/tls.ts); the plugin must still trust it for the API and for google-auth-library's token request.
+// private CA that only NODE_EXTRA_CA_CERTS trusts. Both packagings: the self-contained executable, where Node
+// loads that file itself, and the folder, whose launcher keeps Node from loading it at start-up
+// (provider/iam/tls.ts). Either way the plugin must trust it for the API and for google-auth-library's token
+// request.
 
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { DEFERRED_CA_ENV } from "../../provider/iam/tls";
-import { Plugin, rpcError, SERVICE_FN, usePackagedPlugin } from "../support/plugin";
+import { FOLDER_PLATFORM, HOST_PLATFORM, Plugin, rpcError, SERVICE_FN, usePackagedPlugin } from "../support/plugin";
 import { makeTestPki } from "../support/tls";
 
 const SERVICE = "tls.endpoints.tls-project.cloud.goog";
 
-describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
+for (const [packaging, platform] of [["self-contained executable", HOST_PLATFORM], ["folder run by the user's node", FOLDER_PLATFORM]] as const) describe(`TLS: the packaged plugin (${packaging}) and NODE_EXTRA_CA_CERTS`, function () {
     this.timeout(60_000);
-    const installed = usePackagedPlugin("tls");
+    const installed = usePackagedPlugin("tls", platform);
+    const selfContained = platform.node !== undefined;
     let caFile: string;
     let emu: Emulator;
     const plugins: Plugin[] = [];
@@ -53,12 +56,18 @@ describe("TLS: the packaged plugin and NODE_EXTRA_CA_CERTS", function () {
         expect(emu.tokenUrl).to.match(/^https:\/\//);
     });
 
-    it("trusts the extra CA for the token request and the API, with Node itself never loading the file", async () => {
+    it(`trusts the extra CA for the token request and the API${selfContained ? "" : ", with Node itself never loading the file"}`, async () => {
         const p = await start({ NODE_EXTRA_CA_CERTS: caFile });
-        // The launcher handed the variable over: Node started without it.
         const env = p.environ();
-        expect(env.has("NODE_EXTRA_CA_CERTS")).to.equal(false);
-        expect(env.get(DEFERRED_CA_ENV)).to.equal(caFile);
+        if (selfContained) {
+            // No launcher: Node loads the file itself.
+            expect(env.get("NODE_EXTRA_CA_CERTS")).to.equal(caFile);
+            expect(env.has(DEFERRED_CA_ENV)).to.equal(false);
+        } else {
+            // The launcher handed the variable over: Node started without it.
+            expect(env.has("NODE_EXTRA_CA_CERTS")).to.equal(false);
+            expect(env.get(DEFERRED_CA_ENV)).to.equal(caFile);
+        }
         emu.resetRequests();
         const res = await p.invoke(SERVICE_FN, { serviceName: SERVICE });
         expect(res.failures).to.deep.equal([]);

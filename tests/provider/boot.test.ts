@@ -1,79 +1,106 @@
-// The packaged plugin's start (provider/boot.ts): the code cache it ships, the one it writes for another Node
-// or other V8 flags, and a damaged cache, which must only cost time. Each start is checked to really serve.
+// The packaged plugin's start (provider/boot.ts), in both packagings scripts/dist.ts makes: the self-contained
+// executable, which needs nothing on the machine and starts from the code cache inside it; and the folder run by
+// the user's `node`, which writes its own cache on the first start. Each start is checked to really serve.
 
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
-import { PropertyMap } from "../../provider/properties";
+import * as semver from "semver";
 import { startEmulator } from "../../emulator";
-import { CONSUMERS_FN, Plugin, usePackagedPlugin } from "../support/plugin";
+import { NODE_ENGINES, nodeSupported } from "../../provider/packaging";
+import { PropertyMap } from "../../provider/properties";
+import { CONSUMERS_FN, FOLDER_PLATFORM, Plugin, usePackagedPlugin } from "../support/plugin";
 
 const TOKEN = "ya29.boot-token";
 const SERVICE = "boot.endpoints.boot-project.cloud.goog";
+const ROOT = path.join(__dirname, "..", "..", "..");
 
-describe("packaged plugin start-up: V8 code cache", function () {
+/** Starts `command` (debug notes on stderr), checks it answers a lookup, and returns its notes. */
+async function startOnce(command: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const emu = await startEmulator({ accessTokens: [TOKEN] });
+    const plugin = await Plugin.start({ command, args: ["--logtostderr", "-v=9"], env });
+    try {
+        emu.createService(SERVICE, "boot-project");
+        await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
+        const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: "boot-consumer-1" });
+        expect(res.failures).to.deep.equal([]);
+        expect((res.return as PropertyMap).consumerProject).to.equal("boot-consumer-1");
+        return plugin.stderr;
+    } finally {
+        await plugin.stop();
+        await emu.close();
+    }
+}
+
+describe("packaged plugin start-up: the self-contained executable", function () {
     this.timeout(60_000);
-    const installed = usePackagedPlugin("boot");
+    const installed = usePackagedPlugin("boot-sea");
     let cacheHome: string;
-
     beforeEach(() => {
         cacheHome = fs.mkdtempSync(path.join(installed.dir, "cache-"));
     });
+    const userCaches = () => (fs.existsSync(path.join(cacheHome, "pulumi-resource-cloud")) ? fs.readdirSync(path.join(cacheHome, "pulumi-resource-cloud")) : []);
 
+    it("is one executable (with Node's license and the bundled code's notices beside it)", () => {
+        expect(fs.readdirSync(path.dirname(installed.launcher)).sort()).to.deep.equal(["NODE-LICENSE.txt", "THIRD-PARTY-NOTICES.txt", "pulumi-resource-cloud"]);
+    });
+
+    it("starts with an empty environment (env -i: no node, no PATH) from the code cache inside it, writing none", async () => {
+        const notes = await startOnce(["env", "-i", `XDG_CACHE_HOME=${cacheHome}`, installed.launcher]);
+        expect(notes).to.contain("code cache used: the executable's");
+        expect(userCaches()).to.deep.equal([]);
+    });
+
+    it("ignores NODE_OPTIONS meant for a user's program (a --require that would fail, V8 flags that would reject its cache)", async () => {
+        const notes = await startOnce([installed.launcher], {
+            XDG_CACHE_HOME: cacheHome, NODE_OPTIONS: `--require ${path.join(cacheHome, "missing.js")} --max-old-space-size=300`,
+        });
+        expect(notes).to.contain("code cache used: the executable's");
+    });
+});
+
+describe("packaged plugin start-up: the folder the user's node runs", function () {
+    this.timeout(60_000);
+    const installed = usePackagedPlugin("boot-folder", FOLDER_PLATFORM);
+    let cacheHome: string;
+    beforeEach(() => {
+        cacheHome = fs.mkdtempSync(path.join(installed.dir, "cache-"));
+    });
     const userCaches = () => {
         const folder = path.join(cacheHome, "pulumi-resource-cloud");
         return fs.existsSync(folder) ? fs.readdirSync(folder).filter((f) => f.endsWith(".cache")) : [];
     };
+    const start = (env: NodeJS.ProcessEnv = {}) => startOnce([installed.launcher], { XDG_CACHE_HOME: cacheHome, ...env });
 
-    /** Starts the packaged plugin (debug notes on stderr), checks it answers a lookup, and returns its notes. */
-    async function startOnce(env: NodeJS.ProcessEnv = {}): Promise<string> {
-        const emu = await startEmulator({ accessTokens: [TOKEN] });
-        const plugin = await Plugin.start({ command: [installed.launcher], args: ["--logtostderr", "-v=9"], env: { XDG_CACHE_HOME: cacheHome, ...env } });
-        try {
-            emu.createService(SERVICE, "boot-project");
-            await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
-            const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: "boot-consumer-1" });
-            expect(res.failures).to.deep.equal([]);
-            expect((res.return as PropertyMap).consumerProject).to.equal("boot-consumer-1");
-            return plugin.stderr;
-        } finally {
-            await plugin.stop();
-            await emu.close();
-        }
-    }
-
-    it("ships a cache made by the Node that built it, and starts from it without writing one", async () => {
-        const shipped = path.join(path.dirname(installed.launcher), "lib", `main.js.${process.version}-${process.arch}.cache`);
-        expect(fs.statSync(shipped).size).to.be.greaterThan(100_000);
-        expect(await startOnce()).to.contain(`code cache used: ${shipped}`);
-        expect(userCaches()).to.deep.equal([]);
-    });
-
-    it("under other V8 flags, writes its own cache on the first start and uses it on the next", async () => {
-        const env = { NODE_OPTIONS: "--max-old-space-size=300" };
-        expect(await startOnce(env)).to.match(/no usable code cache: writing .*main\.js\.[0-9a-f]{16}\.v[\d.]+-\w+\.[0-9a-f]{12}\.cache/);
+    it("writes its own code cache on the first start and uses it on the next", async () => {
+        expect(await start()).to.match(/no usable code cache: writing .*main\.js\.[0-9a-f]{16}\.v[\d.]+-\w+\.cache/);
         const [written] = userCaches();
         expect(written).to.be.a("string");
-        expect(await startOnce(env)).to.contain(`code cache used: ${path.join(cacheHome, "pulumi-resource-cloud", written)}`);
-        // Without those flags, the shipped cache again.
-        expect(await startOnce()).to.contain("code cache used: ").and.contain(path.join("lib", "main.js."));
+        expect(await start()).to.contain(`code cache used: ${path.join(cacheHome, "pulumi-resource-cloud", written)}`);
+    });
+
+    it("under other V8 flags, keeps a cache of their own beside the first", async () => {
+        await start();
+        const env = { NODE_OPTIONS: "--max-old-space-size=300" };
+        expect(await start(env)).to.match(/no usable code cache: writing .*main\.js\.[0-9a-f]{16}\.v[\d.]+-\w+\.[0-9a-f]{12}\.cache/);
+        expect(userCaches()).to.have.length(2);
+        expect(await start(env)).to.contain("code cache used: ");
     });
 
     it("a damaged cache is rejected, the plugin still serves, and a good cache replaces it", async () => {
-        const env = { NODE_OPTIONS: "--max-old-space-size=301" };
-        await startOnce(env);
+        await start();
         const [written] = userCaches();
         const file = path.join(cacheHome, "pulumi-resource-cloud", written);
         fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 7));
-        expect(await startOnce(env)).to.contain(`code cache rejected (made by another build of Node): ${file}`)
+        expect(await start()).to.contain(`code cache rejected (made by another build of Node): ${file}`)
             .and.contain(`no usable code cache: writing ${file}`);
-        expect(await startOnce(env)).to.contain(`code cache used: ${file}`);
+        expect(await start()).to.contain(`code cache used: ${file}`);
     });
 
     it("an unwritable cache directory only costs time", async () => {
         fs.writeFileSync(path.join(cacheHome, "pulumi-resource-cloud"), "not a directory");
-        expect(await startOnce({ NODE_OPTIONS: "--max-old-space-size=302" })).to.contain("no usable code cache: writing");
-        expect(await startOnce({ NODE_OPTIONS: "--max-old-space-size=302" })).to.contain("no usable code cache: writing");
+        expect(await start()).to.contain("no usable code cache: writing");
+        expect(await start()).to.contain("no usable code cache: writing");
     });
 
     it("the launcher tunes glibc's malloc for a one-thread process, unless the user did", async () => {
@@ -87,5 +114,19 @@ describe("packaged plugin start-up: V8 code cache", function () {
         };
         expect(await environ({})).to.deep.equal(["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]);
         expect(await environ({ MALLOC_ARENA_MAX: "8" })).to.deep.equal(["MALLOC_ARENA_MAX=8", "MALLOC_MMAP_THRESHOLD_=131072"]);
+    });
+
+    it("without node on PATH, says what to install and exits 127", async () => {
+        const emptyBin = fs.mkdtempSync(path.join(installed.dir, "bin-"));
+        const err = await Plugin.start({ command: [installed.launcher], env: { PATH: emptyBin } }).then(() => "", (e: Error) => e.message);
+        expect(err).to.contain("exited with 127").and.contain(`needs Node.js ${NODE_ENGINES} on PATH`).and.contain("install Node.js");
+    });
+
+    it("knows the Node releases package.json's engines allows (its check runs before anything that needs them)", () => {
+        const engines: string = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).engines.node;
+        expect(NODE_ENGINES).to.equal(engines);
+        for (const v of ["18.20.4", "20.0.0", "20.18.3", "20.19.0", "20.20.2", "21.7.3", "22.0.0", "22.23.3", "24.21.0", "26.1.0"]) {
+            expect(nodeSupported(v), v).to.equal(semver.satisfies(v, engines));
+        }
     });
 });

@@ -12,38 +12,88 @@ import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
+import { PACKAGE_VERSION as VERSION } from "../../provider/version";
+import { assetName, executableName, Platform, platformKey, PLATFORMS } from "../../scripts/platforms";
 import { tempDir } from "./temp";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 export const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
 
+/** The platform this machine installs (the tests run on Linux x86-64). */
+export const HOST_PLATFORM: Platform = PLATFORMS.find((p) => p.os === "linux" && p.arch === "amd64")!;
+/** A platform whose plugin is the folder the user's `node` runs (the same on any Unix). */
+export const FOLDER_PLATFORM: Platform = PLATFORMS.find((p) => !p.node)!;
+
 /** A fresh PULUMI_HOME, removed when the test process exits. */
 export const pulumiHome = (): string => tempDir("pulumi-home");
 
-let tarball: string | undefined;
-/** Builds the plugin tarball once per test run (scripts/package.sh) and returns its path. */
-export function pluginTarball(): string {
-    tarball ??= execFileSync("bash", [path.join(ROOT, "scripts", "package.sh")], { cwd: ROOT, encoding: "utf8" })
-        .trim().split("\n").pop()!;
-    return path.join(ROOT, tarball);
+/** Where the tests' tarballs are built (one build shared by every test process). */
+const TEST_DIST = path.join(ROOT, "build", "test-dist");
+/** What a tarball is made from: when any of it is newer than the tarball, the tarball is rebuilt. */
+const TARBALL_INPUTS = [path.join(ROOT, "build", "provider"), path.join(ROOT, "build", "scripts"), path.join(ROOT, "schema.json"), path.join(ROOT, "package.json")];
+
+function newest(file: string): number {
+    const st = fs.statSync(file);
+    if (!st.isDirectory()) return st.mtimeMs;
+    return Math.max(st.mtimeMs, ...fs.readdirSync(file).map((f) => newest(path.join(file, f))));
 }
 
-/** The plugin as `pulumi plugin install` leaves it: the tarball unpacked into `dir`; returns the launcher. */
-export function unpackPlugin(dir: string): string {
-    fs.mkdirSync(dir, { recursive: true });
-    execFileSync("tar", ["-xzf", pluginTarball(), "-C", dir]);
-    return path.join(dir, "pulumi-resource-cloud");
+/** Runs `fn` holding a lock shared by the test processes (mkdir is atomic); a lock older than 10 minutes is stale. */
+function withLock<T>(lock: string, fn: () => T): T {
+    fs.mkdirSync(path.dirname(lock), { recursive: true });
+    for (;;) {
+        try {
+            fs.mkdirSync(lock);
+            break;
+        } catch {
+            try {
+                if (Date.now() - fs.statSync(lock).mtimeMs > 600_000) fs.rmSync(lock, { recursive: true, force: true });
+            } catch {
+                // released meanwhile
+            }
+            execFileSync("sleep", ["0.2"]);
+        }
+    }
+    try {
+        return fn();
+    } finally {
+        fs.rmSync(lock, { recursive: true, force: true });
+    }
 }
 
 /**
- * Mocha hooks for a suite: the packaged plugin unpacked into a fresh temporary folder before it, the folder
- * removed after it. The returned object is filled in when the suite starts.
+ * A platform's plugin tarball as `npm run dist` makes it (scripts/dist.ts), built into build/test-dist when
+ * missing or older than the compiled code; returns its path. The default is what this machine installs.
  */
-export function usePackagedPlugin(name: string): { dir: string; launcher: string } {
+export function pluginTarball(platform: Platform = HOST_PLATFORM): string {
+    const file = path.join(TEST_DIST, assetName(platform, VERSION));
+    return withLock(path.join(TEST_DIST, ".lock"), () => {
+        const stale = !fs.existsSync(file) || fs.statSync(file).mtimeMs < Math.max(...TARBALL_INPUTS.map(newest));
+        if (stale) {
+            execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--platform", platformKey(platform), "--out", TEST_DIST],
+                { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+        }
+        return file;
+    });
+}
+
+/** The plugin as `pulumi plugin install` leaves it: the tarball unpacked into `dir`; returns the executable. */
+export function unpackPlugin(dir: string, platform: Platform = HOST_PLATFORM): string {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync("tar", ["-xzf", pluginTarball(platform), "-C", dir]);
+    return path.join(dir, executableName(platform));
+}
+
+/**
+ * Mocha hooks for a suite: the packaged plugin of `platform` unpacked into a fresh temporary folder before it,
+ * the folder removed after it. The returned object is filled in when the suite starts.
+ */
+export function usePackagedPlugin(name: string, platform: Platform = HOST_PLATFORM): { dir: string; launcher: string } {
     const installed = { dir: "", launcher: "" };
-    before(() => {
+    before(function () {
+        this.timeout(600_000); // a first build makes the executable and its code cache (under emulation for some)
         installed.dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-${name}-`));
-        installed.launcher = unpackPlugin(path.join(installed.dir, "plugin"));
+        installed.launcher = unpackPlugin(path.join(installed.dir, "plugin"), platform);
     });
     after(() => fs.rmSync(installed.dir, { recursive: true, force: true }));
     return installed;
@@ -69,10 +119,11 @@ export class Plugin {
      * Each process gets a PULUMI_HOME of its own (its crash journal, see provider/resources/journal.ts) unless
      * `env` names one: processes that stand for one user's successive deployments share it.
      */
-    static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[] } = {}): Promise<Plugin> {
+    static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[]; outputFiles?: boolean } = {}): Promise<Plugin> {
         const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: path.join(__dirname, "no-home"), ...opts.env };
         env.PULUMI_HOME ??= pulumiHome();
         const [cmd, ...pre] = opts.command ?? [PLUGIN];
+        if (opts.outputFiles) return Plugin.startWithFiles(cmd, [...pre, ...(opts.args ?? [])], env);
         const child = spawn(cmd, [...pre, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
         let err = "";
@@ -95,6 +146,33 @@ export class Plugin {
         child.stdout!.on("data", (d: Buffer) => (plugin.stdout += d.toString()));
         child.stderr!.on("data", (d: Buffer) => (plugin.stderr += d.toString()));
         plugin.stderr = err;
+        return plugin;
+    }
+
+    /**
+     * Like start(), with stdout and stderr going to files (read once the port is there; `stdout`/`stderr` are not
+     * kept up to date): Node under Wine cannot write to a pipe from a Linux process.
+     */
+    private static async startWithFiles(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Plugin> {
+        const dir = tempDir("plugin-output");
+        const [outFile, errFile] = [path.join(dir, "stdout"), path.join(dir, "stderr")];
+        const [out, err] = [fs.openSync(outFile, "w"), fs.openSync(errFile, "w")];
+        const child = spawn(cmd, args, { env, stdio: ["ignore", out, err] });
+        fs.closeSync(out);
+        fs.closeSync(err);
+        let exited: number | null | undefined;
+        child.once("exit", (code) => (exited = code));
+        let port: number | undefined;
+        while (port === undefined) {
+            const text = fs.readFileSync(outFile, "utf8");
+            if (text.includes("\n")) port = Number(text.slice(0, text.indexOf("\n")));
+            else if (exited !== undefined) throw new Error(`plugin exited with ${exited} before printing its port: ${fs.readFileSync(errFile, "utf8")}`);
+            else await new Promise((r) => setTimeout(r, 50));
+        }
+        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        const plugin = new Plugin(child, port, client);
+        plugin.stdout = fs.readFileSync(outFile, "utf8");
+        plugin.stderr = fs.readFileSync(errFile, "utf8");
         return plugin;
     }
 

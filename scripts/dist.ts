@@ -1,0 +1,346 @@
+// `npm run dist`: the release's plugin tarballs, one per platform (scripts/platforms.ts), and SHA256SUMS:
+//
+//   dist/pulumi-resource-cloud-v<version>-<os>-<arch>.tar.gz     what the engine downloads and unpacks
+//   dist/SHA256SUMS                                              `sha256sum -c SHA256SUMS` checks them
+//
+//   npm run dist [-- --platform linux-amd64 ...]   only those platforms (no SHA256SUMS)
+//
+// A self-contained platform's tarball holds one executable: the pinned Node (verified first) with the plugin
+// injected as a single executable application: lib/boot.js as its main script, and main.js, its V8 code cache,
+// google-auth-library's bundle and schema.json as assets (provider/boot.ts reads them). The code cache is made
+// by the executable itself (natively, or under qemu-user or Wine: scripts/runners.ts), so it fits exactly.
+// Another platform's tarball is the folder its user's `node` runs (see folderLayout below).
+//
+// Reproducible: the same checkout and pins give the same bytes (fixed order, owners, modes and mtime in the
+// tar; gzip without a name or time; V8's random seed fixed while it makes the code cache).
+// Runs on Linux x86-64: the SEA blob is made by the pinned linux-x64 Node, and the other platforms' executables
+// run here under emulation.
+
+import { execFileSync, spawn } from "child_process";
+import { createHash } from "crypto";
+import * as esbuild from "esbuild";
+import * as fs from "fs";
+import minimist from "minimist";
+import * as os from "os";
+import * as path from "path";
+import { inject } from "postject";
+import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
+import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
+import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS } from "./platforms";
+import { runnerFor } from "./runners";
+
+const ROOT = path.join(__dirname, "..", "..");
+const DIST = path.join(ROOT, "dist");
+const CACHE = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-resource-cloud", "node");
+/** Node's marker that an executable has a SEA blob; ":0" until one is injected. */
+const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+/**
+ * V8 orders a code cache's contents by hashes whose seed is random on each run, unless the random seed is fixed.
+ * The build fixes it while the cache is made, so every build makes the same bytes; V8 leaves that flag out of
+ * the flags a cache must match, so the executables (which run with no flags) accept it.
+ */
+const CACHE_SEED = "--random-seed=20250401";
+
+function log(line: string): void {
+    process.stderr.write(`dist: ${line}\n`);
+}
+
+/** The time every file in the tarballs carries: SOURCE_DATE_EPOCH, else the last commit's. */
+function sourceDate(): number {
+    if (process.env.SOURCE_DATE_EPOCH) return Number(process.env.SOURCE_DATE_EPOCH);
+    try {
+        return Number(execFileSync("git", ["log", "-1", "--format=%ct"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+    } catch {
+        return 0;
+    }
+}
+
+function sha256(data: Buffer): string {
+    return createHash("sha256").update(data).digest("hex");
+}
+
+interface Bundles {
+    dir: string;
+    main: string;
+    boot: string;
+    auth: string;
+    notices: string;
+}
+
+/** The provider, its entry and google-auth-library, bundled by esbuild. */
+function bundle(dir: string): Bundles {
+    const common: esbuild.BuildOptions = {
+        bundle: true, platform: "node", target: "node20", format: "cjs", legalComments: "external", logLevel: "warning",
+        absWorkingDir: ROOT,
+    };
+    const main = path.join(dir, ASSETS.main);
+    // boot.ts runs main.js through vm, which has no ES module loader: import() becomes require().
+    esbuild.buildSync({ ...common, entryPoints: ["provider/main.ts"], outfile: main, external: ["google-auth-library"], supported: { "dynamic-import": false } });
+    // boot.ts reads main.js as latin1, which is exact for ASCII and faster than UTF-8: esbuild escapes non-ASCII
+    // characters except in regular expression literals, so check.
+    const text = fs.readFileSync(main, "latin1");
+    const bad = text.split("\n").findIndex((l) => /[^\x20-\x7e\t\r]/.test(l));
+    if (bad >= 0) throw new Error(`main.js line ${bad + 1} has non-ASCII characters: write them as \\u escapes`);
+    const boot = path.join(dir, "boot.js");
+    esbuild.buildSync({ ...common, entryPoints: ["provider/boot.ts"], outfile: boot, define: { BUNDLE_ID: JSON.stringify(sha256(Buffer.from(text)).slice(0, 16)) } });
+    const auth = path.join(dir, ASSETS.auth);
+    esbuild.buildSync({ ...common, entryPoints: ["google-auth-library"], outfile: auth });
+    const notices = path.join(dir, "THIRD-PARTY-NOTICES.txt");
+    fs.writeFileSync(notices, [main, boot, auth].map((f) => `${f}.LEGAL.txt`).filter((f) => fs.existsSync(f))
+        .map((f) => fs.readFileSync(f, "utf8")).join("\n"));
+    return { dir, main, boot, auth, notices };
+}
+
+/** The pinned npm package's tarball, from the cache or the registry (via npm, so its registry settings apply). */
+function nodePackage(pin: NodePin): string {
+    const file = path.join(CACHE, `${pin.package}-${NODE_VERSION}.tgz`);
+    const integrity = (data: Buffer) => `sha512-${createHash("sha512").update(data).digest("base64")}`;
+    if (fs.existsSync(file) && integrity(fs.readFileSync(file)) === pin.integrity) return file;
+    fs.mkdirSync(CACHE, { recursive: true });
+    const tmp = fs.mkdtempSync(path.join(CACHE, "fetch-"));
+    try {
+        log(`fetching ${pin.package}@${NODE_VERSION} from the npm registry`);
+        execFileSync("npm", ["pack", `${pin.package}@${NODE_VERSION}`, "--silent", "--pack-destination", tmp], { stdio: ["ignore", "ignore", "inherit"] });
+        const got = path.join(tmp, `${pin.package}-${NODE_VERSION}.tgz`);
+        const actual = integrity(fs.readFileSync(got));
+        if (actual !== pin.integrity) throw new Error(`${pin.package}@${NODE_VERSION}: the registry's tarball has integrity ${actual}, but scripts/platforms.ts pins ${pin.integrity}`);
+        fs.renameSync(got, file);
+        return file;
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+}
+
+/** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", or undefined. */
+function executableKind(data: Buffer): string | undefined {
+    if (data.readUInt32BE(0) === 0x7f454c46) {
+        const machine = data.readUInt16LE(18);
+        return machine === 0x3e ? "elf-x64" : machine === 0xb7 ? "elf-arm64" : undefined;
+    }
+    if (data.readUInt16BE(0) === 0x4d5a) {
+        const pe = data.readUInt32LE(0x3c);
+        return data.readUInt32BE(pe) === 0x50450000 && data.readUInt16LE(pe + 4) === 0x8664 ? "pe-x64" : undefined;
+    }
+    return undefined;
+}
+
+const EXPECTED_KIND: Record<string, string> = { "linux-amd64": "elf-x64", "linux-arm64": "elf-arm64", "windows-amd64": "pe-x64" };
+
+/**
+ * The platform's Node binary, checked before anything is injected into it: the package's integrity, the
+ * binary's SHA-256, its format and CPU, and an unset SEA fuse. `withLicense`: also Node's license text (the
+ * Windows package has none; the text is the same for every platform of a release).
+ */
+function nodeBinary(p: Platform, pin: NodePin, work: string, withLicense = false): { binary: Buffer; license?: Buffer } {
+    const tgz = nodePackage(pin);
+    const dir = fs.mkdtempSync(path.join(work, "node-"));
+    execFileSync("tar", ["-xzf", tgz, "-C", dir, `package/${pin.binary}`, ...(withLicense ? ["package/LICENSE"] : [])]);
+    const binary = fs.readFileSync(path.join(dir, "package", pin.binary));
+    const license = withLicense ? fs.readFileSync(path.join(dir, "package", "LICENSE")) : undefined;
+    const where = `${pin.package}@${NODE_VERSION} ${pin.binary}`;
+    if (sha256(binary) !== pin.sha256) throw new Error(`${where}: SHA-256 ${sha256(binary)}, but scripts/platforms.ts pins ${pin.sha256}`);
+    const kind = executableKind(binary);
+    if (kind !== EXPECTED_KIND[platformKey(p)]) throw new Error(`${where}: is ${kind ?? "not an executable we know"}, not ${EXPECTED_KIND[platformKey(p)]}`);
+    const fuses = binary.toString("latin1").split(SEA_FUSE).length - 1;
+    if (fuses !== 1 || !binary.includes(`${SEA_FUSE}:0`)) throw new Error(`${where}: expected one unset SEA fuse, found ${fuses}`);
+    return { binary, license };
+}
+
+/**
+ * Runs a command until it exits; fails with its stderr when it does not exit 0 within `ms`. Its output goes to
+ * a file: Node under Wine cannot write to a pipe from here.
+ */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, ms: number, work: string): Promise<void> {
+    const errFile = path.join(work, `stderr-${Date.now()}`);
+    const err = fs.openSync(errFile, "w");
+    return new Promise<void>((resolve, reject) => {
+        const child = spawn(command, args, { env, stdio: ["ignore", "ignore", err] });
+        const timer = setTimeout(() => child.kill("SIGKILL"), ms);
+        child.on("error", reject);
+        child.on("exit", (code, signal) => {
+            clearTimeout(timer);
+            if (code === 0) return resolve();
+            const text = fs.readFileSync(errFile, "utf8").trim().slice(-2000);
+            reject(new Error(`${path.basename(command)} ${args.join(" ")} failed (${signal ?? `exit ${code}`}): ${text}`));
+        });
+    }).finally(() => fs.closeSync(err));
+}
+
+/** Makes a SEA blob with the pinned linux-x64 Node (the blob's format is Node's version's, not a platform's). */
+function seaBlob(builder: string, work: string, b: Bundles, schema: string, cache: string): Buffer {
+    const config = path.join(work, "sea-config.json");
+    const blob = path.join(work, "sea.blob");
+    const assets = { [ASSETS.main]: b.main, [ASSETS.auth]: b.auth, [ASSETS.schema]: schema, [ASSETS.cache]: cache };
+    // The blob keeps the main script's path as given: relative to the bundles' folder, it is the same every build.
+    fs.writeFileSync(config, JSON.stringify({
+        main: path.relative(b.dir, b.boot), output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false,
+        // No flags, whatever the environment: NODE_OPTIONS meant for a user's program must not reach the plugin
+        // (and would make V8 refuse the code cache).
+        execArgv: [], execArgvExtension: "none", assets,
+    }));
+    execFileSync(builder, ["--experimental-sea-config", config], { cwd: b.dir, stdio: "ignore" });
+    return fs.readFileSync(blob);
+}
+
+async function injectInto(binary: Buffer, blob: Buffer, out: string): Promise<void> {
+    fs.writeFileSync(out, binary, { mode: 0o755 });
+    // postject reports the ELF notes it rewrites on the console; only failures matter here.
+    const quiet = console.log;
+    const quietWarn = console.warn;
+    console.log = () => undefined;
+    console.warn = () => undefined;
+    try {
+        await inject(out, "NODE_SEA_BLOB", blob, { sentinelFuse: SEA_FUSE, overwrite: true });
+    } finally {
+        console.log = quiet;
+        console.warn = quietWarn;
+    }
+}
+
+/** The builder: the pinned linux-x64 Node, extracted once per build, and Node's license text. */
+function builderNode(work: string): { node: string; license: Buffer } {
+    const linux = PLATFORMS.find((p) => p.os === "linux" && p.arch === "amd64" && p.node);
+    if (!linux?.node) throw new Error("scripts/platforms.ts: linux-amd64 must pin a Node (it builds every blob)");
+    const { binary, license } = nodeBinary(linux, linux.node, work, true);
+    const node = path.join(work, "builder-node");
+    fs.writeFileSync(node, binary, { mode: 0o755 });
+    return { node, license: license! };
+}
+
+/** A self-contained platform's files: the executable, Node's license. */
+async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage: string, work: string, builder: { node: string; license: Buffer }): Promise<void> {
+    const runner = runnerFor(p);
+    if ("missing" in runner) {
+        throw new Error(`${platformKey(p)}: its executable's code cache is made by its own Node, so the build runs it, and it ${runner.missing}`);
+    }
+    const { binary } = nodeBinary(p, pin, work);
+    // The code cache: this platform's Node runs the bundle up to its port line (V8 accepts a cache only under the
+    // Node version and flags that made it; it checks the source's length, not the file it came from).
+    const node = path.join(work, `${platformKey(p)}-${path.basename(pin.binary)}`);
+    fs.writeFileSync(node, binary, { mode: 0o755 });
+    const folder = fs.mkdtempSync(path.join(work, "folder-"));
+    folderLayout(b, folder);
+    const cache = path.join(work, `${platformKey(p)}.cache`);
+    const [command, args] = runner.command(node, [CACHE_SEED, path.join(folder, "lib", "boot.js")]);
+    await run(command, args, { PATH: process.env.PATH ?? "", HOME: work, ...runner.env, [WRITE_CODE_CACHE_ENV]: cache }, 300_000, work);
+    await injectInto(binary, seaBlob(builder.node, work, b, path.join(ROOT, "schema.json"), cache), path.join(stage, executableName(p)));
+    fs.writeFileSync(path.join(stage, "NODE-LICENSE.txt"), builder.license);
+}
+
+/** The launcher of a folder packaging: finds `node`, or says what is missing. */
+const LAUNCHER = `#!/bin/sh
+# pulumi-resource-${PACKAGE_NAME}: the provider plugin, run by the node (${NODE_ENGINES}) on PATH.
+if ! command -v node >/dev/null 2>&1; then
+    echo "pulumi-resource-${PACKAGE_NAME}: needs Node.js ${NODE_ENGINES} on PATH on this platform, and there is no node there: install Node.js (https://nodejs.org, or \\\`brew install node\\\`) and run the Pulumi command again" >&2
+    exit 127
+fi
+dir=$(dirname "$0")
+# Node would read NODE_EXTRA_CA_CERTS, and build its whole certificate store, before the plugin runs (~35 ms
+# of every start); the plugin adds those certificates itself before its first TLS connection.
+if [ -n "\${NODE_EXTRA_CA_CERTS:-}" ]; then
+    PULUMI_CLOUD_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS
+    export PULUMI_CLOUD_EXTRA_CA_CERTS
+    unset NODE_EXTRA_CA_CERTS
+fi
+# glibc's malloc (Linux), tuned for a long-lived process whose JavaScript runs on one thread (a user's values
+# win): two arenas, not one per thread; a fixed mmap threshold, so V8's big temporary blocks go back to the system.
+MALLOC_ARENA_MAX=\${MALLOC_ARENA_MAX:-2}
+MALLOC_MMAP_THRESHOLD_=\${MALLOC_MMAP_THRESHOLD_:-131072}
+export MALLOC_ARENA_MAX MALLOC_MMAP_THRESHOLD_
+exec node "$dir/lib/boot.js" "$@"
+`;
+
+/**
+ * A folder its user's `node` runs: the launcher, lib/boot.js, lib/main.js, google-auth-library under
+ * lib/node_modules, schema.json (the server finds it at lib/..). There is deliberately no PulumiPlugin.yaml
+ * (that would make the engine run the folder through the Node language host).
+ */
+export function folderLayout(b: Bundles, stage: string): void {
+    const lib = path.join(stage, "lib");
+    fs.mkdirSync(path.join(lib, "node_modules", "google-auth-library"), { recursive: true });
+    fs.copyFileSync(b.boot, path.join(lib, "boot.js"));
+    fs.copyFileSync(b.main, path.join(lib, "main.js"));
+    fs.copyFileSync(b.auth, path.join(lib, "node_modules", "google-auth-library", "index.js"));
+    fs.copyFileSync(path.join(ROOT, "schema.json"), path.join(stage, "schema.json"));
+    fs.writeFileSync(path.join(stage, "package.json"), `${JSON.stringify({
+        name: `pulumi-resource-${PACKAGE_NAME}`, version: PACKAGE_VERSION, license: LICENSE, private: true,
+        main: "lib/boot.js", engines: { node: NODE_ENGINES },
+    }, null, 2)}\n`);
+    fs.writeFileSync(path.join(stage, `pulumi-resource-${PACKAGE_NAME}`), LAUNCHER, { mode: 0o755 });
+}
+
+/** Fixed modes (the umask must not show in the tarball): executables 755, other files 644, folders 755. */
+function fixModes(dir: string, executables: Set<string>): void {
+    fs.chmodSync(dir, 0o755);
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, e.name);
+        if (e.isDirectory()) fixModes(file, executables);
+        else fs.chmodSync(file, executables.has(e.name) ? 0o755 : 0o644);
+    }
+}
+
+/** Tars and gzips `stage` into `out` reproducibly; renamed into place whole (builds may run side by side). */
+function tarball(stage: string, out: string, mtime: number): void {
+    const tmp = `${out}.${process.pid}.tmp`;
+    const tar = execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${mtime}`,
+        "--format=gnu", "-C", stage, "-cf", "-", "."], { maxBuffer: 1 << 30 });
+    fs.writeFileSync(tmp, execFileSync("gzip", ["-n", "-6"], { input: tar, maxBuffer: 1 << 30 }));
+    fs.renameSync(tmp, out);
+}
+
+/** Builds the tarballs of `platforms` into `outDir`; returns their paths. */
+export async function dist(platforms: readonly Platform[], outDir = DIST): Promise<string[]> {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-dist-"));
+    try {
+        const b = bundle(path.join(work, "bundles"));
+        const mtime = sourceDate();
+        const builder = platforms.some((p) => p.node) ? builderNode(work) : undefined;
+        fs.mkdirSync(outDir, { recursive: true });
+        const made: string[] = [];
+        for (const p of platforms) {
+            const started = Date.now();
+            const stage = fs.mkdtempSync(path.join(work, `${platformKey(p)}-`));
+            if (p.node && builder) await selfContainedLayout(p, p.node, b, stage, work, builder);
+            else folderLayout(b, stage);
+            fs.copyFileSync(b.notices, path.join(stage, "THIRD-PARTY-NOTICES.txt"));
+            fixModes(stage, new Set([executableName(p)]));
+            const out = path.join(outDir, assetName(p, PACKAGE_VERSION));
+            tarball(stage, out, mtime);
+            log(`${path.relative(ROOT, out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB, ` +
+                `${p.node ? `self-contained (Node ${NODE_VERSION})` : "runs on the node on PATH"}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+            made.push(out);
+        }
+        return made;
+    } finally {
+        fs.rmSync(work, { recursive: true, force: true });
+    }
+}
+
+/** SHA256SUMS for `files`, in the format `sha256sum -c` reads. */
+export function writeChecksums(files: string[], outDir = DIST): string {
+    const lines = [...files].sort().map((f) => `${sha256(fs.readFileSync(f))}  ${path.basename(f)}\n`);
+    const out = path.join(outDir, CHECKSUMS);
+    fs.writeFileSync(out, lines.join(""));
+    return out;
+}
+
+async function main(): Promise<void> {
+    const args = minimist(process.argv.slice(2), { string: ["platform", "out"] });
+    const wanted = ([] as string[]).concat(args.platform ?? []);
+    const unknown = wanted.filter((w) => !PLATFORMS.some((p) => platformKey(p) === w));
+    if (unknown.length) throw new Error(`unknown platform ${unknown.join(", ")}: one of ${PLATFORMS.map(platformKey).join(", ")}`);
+    const platforms = wanted.length ? PLATFORMS.filter((p) => wanted.includes(platformKey(p))) : PLATFORMS;
+    const outDir = args.out ? path.resolve(args.out) : DIST;
+    const started = Date.now();
+    const made = await dist(platforms, outDir);
+    if (!wanted.length) made.push(writeChecksums(made, outDir));
+    for (const f of made) process.stdout.write(`${path.relative(process.cwd(), f)}\n`);
+    log(`${made.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (require.main === module) {
+    main().catch((e: unknown) => {
+        process.stderr.write(`dist: ${e instanceof Error ? e.message : String(e)}\n`);
+        process.exit(1);
+    });
+}
