@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Pulumi tools the e2e tests and SDK generation use, from Go modules pinned in tools/*/go.mod
-# (go.sum committed), into a cache directory outside the repository:
+# Builds the Pulumi tools the e2e tests and SDK generation use, and actionlint (which lints the release workflow),
+# from Go modules pinned in tools/*/go.mod (go.sum committed), into a cache directory outside the repository:
 #
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-resource-cloud/tools/<PULUMI_VERSION>/bin
 #
@@ -24,7 +24,7 @@ DOTNET_VERSION=3.100.0
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-resource-cloud/tools/v${PULUMI_VERSION}"
 bin="$cache/bin"
-TOOLS="pulumi cloud-codegen invoke-load grpc-floor pulumi-language-yaml pulumi-language-java pulumi-language-dotnet"
+TOOLS="pulumi cloud-codegen invoke-load grpc-floor pulumi-language-yaml pulumi-language-java pulumi-language-dotnet actionlint"
 
 if [ "${1:-}" = "--print" ]; then echo "$bin"; exit 0; fi
 force=0; [ "${1:-}" = "--force" ] && force=1
@@ -65,6 +65,7 @@ ldflags() { # module
         yaml) echo "-s -w -X github.com/pulumi/pulumi-yaml/pkg/version.Version=v$YAML_VERSION" ;;
         java) echo "-s -w -X github.com/pulumi/pulumi-java/pkg/version.Version=$JAVA_VERSION" ;;
         dotnet) echo "-s -w -X github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3/version.Version=$DOTNET_VERSION" ;;
+        actionlint) echo "-s -w" ;; # it reads its version from the module's build info
     esac
 }
 # The go.sum files are committed and complete: -mod=readonly makes the build use exactly them.
@@ -88,6 +89,7 @@ build pulumi ./cmd/grpc-floor grpc-floor
 build yaml github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml pulumi-language-yaml
 build java github.com/pulumi/pulumi-java/pkg/cmd/pulumi-language-java pulumi-language-java
 build dotnet github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3 pulumi-language-dotnet
+build actionlint github.com/rhysd/actionlint/cmd/actionlint actionlint
 
 "$bin/pulumi" version >&2
 echo "$want" > "$stamp"
