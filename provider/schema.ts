@@ -8,7 +8,7 @@ import { functions } from "./functions";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
 import { parseToken, typeToken } from "./tokens";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
+import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL, REPOSITORY } from "./version";
 
 /**
  * The npm name of the TypeScript SDK. `@pulumi/cloud` belongs to an unrelated package on npm, so the SDK is
@@ -142,7 +142,10 @@ export function buildSchema(): JsonObject {
         description: "Look up and manage the IAM policies of Google Cloud Endpoints / Service Management " +
             "services and of their consumer projects.",
         keywords: ["pulumi", "cloud", "gcp", "endpoints", "servicemanagement", "iam", "category/cloud"],
-        license: "Apache-2.0",
+        license: LICENSE,
+        repository: REPOSITORY,
+        // The SDKs carry it, so the engine installs the plugin by itself for a program that uses them.
+        pluginDownloadURL: PLUGIN_DOWNLOAD_URL,
         attribution: "Built on the behaviour of the Google Beta Terraform provider's endpoints IAM resources.",
         // supportPack: SDKs carry the package version (and Go gets a go.mod).
         meta: { moduleFormat: "(.*)(?:/[^/]*)", supportPack: true },

@@ -4,8 +4,9 @@
 #
 #   scripts/gen-sdk.sh [OUT_DIR [SCHEMA]]     default: sdk/ from schema.json
 #
-# java, dotnet: `pulumi package gen-sdk SCHEMA --language java|dotnet --out OUT_DIR`, the CLI handing the schema
-#   to pulumi-language-java / pulumi-language-dotnet.
+# java, dotnet, yaml: `pulumi package gen-sdk SCHEMA --language java|dotnet|yaml --out OUT_DIR`, the CLI handing
+#   the schema to pulumi-language-java / -dotnet / -yaml. YAML's "SDK" is a package declaration (name, version,
+#   downloadUrl) that a YAML program keeps in its folder: the YAML host reads it to tell the engine the plugin.
 # nodejs, python, go: `cloud-codegen --language X --out OUT_DIR SCHEMA` (tools/pulumi/cmd/cloud-codegen), which
 #   makes the same calls pulumi-language-nodejs/-python/-go make for `pulumi package gen-sdk` (those language
 #   hosts are Go modules that cannot be fetched here; the generators they call are in pkg/v3, which can).
@@ -19,7 +20,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(realpath -m "${1:-$root/sdk}")"
 schema="$(realpath "${2:-$root/schema.json}")"
-LANGUAGES="${LANGUAGES:-nodejs python go java dotnet}"
+LANGUAGES="${LANGUAGES:-nodejs python go java dotnet yaml}"
 
 bin="$("$root/scripts/tools.sh" | tail -n 1)"
 finish="$root/build/scripts/sdk-finish.js"
@@ -55,8 +56,8 @@ for lang in $LANGUAGES; do
     case "$lang" in
         nodejs|python|go)
             (cd "$work" && cloud-codegen --language "$lang" --out "$out" "$schema") ;;
-        java)
-            (cd "$work" && pulumi package gen-sdk "$schema" --language java --out "$out") ;;
+        java|yaml)
+            (cd "$work" && pulumi package gen-sdk "$schema" --language "$lang" --out "$out") ;;
         dotnet)
             serve_logo
             node -e 'const fs = require("fs"); const s = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));

@@ -128,7 +128,7 @@ function main(): void {
         case "go": return finishGo(dir);
         case "nodejs": return finishNodejs(dir);
         case "python": return finishPython(dir);
-        case "java": case "dotnet": return;
+        case "java": case "dotnet": case "yaml": return;
         default: throw new Error(`sdk-finish: unknown language ${language}`);
     }
 }

@@ -64,7 +64,9 @@ PY
             cp scripts/sdk-java/pom.xml "$stage/java/pom.xml"
             cp -R sdk/java/src/main/java "$stage/java/src/main/java"
             printf '%s' "$version" > "$stage/java/src/main/resources/com/pulumi/cloud/version.txt"
-            printf '{\n    "resource": true,\n    "name": "cloud",\n    "version": "%s"\n}\n' "$version" \
+            # As the Gradle build the generator writes makes it: the engine reads `server` to download the plugin.
+            server="$(node -p 'require("./schema.json").pluginDownloadURL')"
+            printf '{\n    "resource": true,\n    "name": "cloud",\n    "version": "%s",\n    "server": "%s"\n}\n' "$version" "$server" \
                 > "$stage/java/src/main/resources/com/pulumi/cloud/plugin.json"
             (cd "$stage/java" && mvn -B -q -Dstyle.color=never -Drevision="$version" package >&2)
             cp "$stage/java/target/cloud-$version.jar" "$out/cloud-$version.jar"

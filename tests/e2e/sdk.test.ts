@@ -11,12 +11,13 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NPM_PACKAGE_NAME } from "../../provider/schema";
+import { PLUGIN_DOWNLOAD_URL } from "../../provider/version";
 import {
     PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, e2eNeeds, ok, pythonWithSdk, run, skipUnless,
 } from "./support";
 
 const SDK = path.join(ROOT, "sdk");
-const LANGUAGES = ["nodejs", "python", "go", "java", "dotnet"];
+const LANGUAGES = ["nodejs", "python", "go", "java", "dotnet", "yaml"];
 const read = (...p: string[]) => fs.readFileSync(path.join(SDK, ...p), "utf8");
 
 /** Every file under `dir`, relative, sorted. */
@@ -149,6 +150,19 @@ describe("SDKs generated from schema.json", function () {
                 expect(JSON.parse(read(...f)), f.join("/")).to.deep.include({ resource: true, name: "cloud", version: "8.38.0" });
             }
             expect(JSON.parse(read("nodejs", "package.json"))).to.deep.include({ version: "8.38.0" });
+        });
+
+        it("every SDK tells the engine where to download the plugin (the schema's pluginDownloadURL)", () => {
+            expect(PLUGIN_DOWNLOAD_URL).to.match(/^github:\/\/api\.github\.com\/[^/]+\/pulumi-resource-cloud$/);
+            expect(JSON.parse(fs.readFileSync(path.join(ROOT, "schema.json"), "utf8")).pluginDownloadURL).to.equal(PLUGIN_DOWNLOAD_URL);
+            for (const f of [["go", "cloud", "pulumi-plugin.json"], ["python", "pulumi_cloud", "pulumi-plugin.json"], ["dotnet", "pulumi-plugin.json"]]) {
+                expect(JSON.parse(read(...f)).server, f.join("/")).to.equal(PLUGIN_DOWNLOAD_URL);
+            }
+            expect(JSON.parse(read("nodejs", "package.json")).pulumi.server).to.equal(PLUGIN_DOWNLOAD_URL);
+            expect(read("java", "build.gradle")).to.contain(`server "${PLUGIN_DOWNLOAD_URL}"`);
+            // Every resource and the provider pass it with their options, for programs run without a language host.
+            expect(read("nodejs", "utilities.ts")).to.contain(`pluginDownloadURL: "${PLUGIN_DOWNLOAD_URL}"`);
+            expect(read("yaml", "cloud-8.38.0.yaml")).to.contain(`downloadUrl: ${PLUGIN_DOWNLOAD_URL}`);
         });
     });
 
