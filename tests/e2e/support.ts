@@ -179,11 +179,13 @@ export class PulumiSandbox {
         };
     }
 
-    static async create(name: string): Promise<PulumiSandbox> {
+    /** `installPlugin: false`: no plugin installed, and the engine allowed to download plugins. */
+    static async create(name: string, { installPlugin = true } = {}): Promise<PulumiSandbox> {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-e2e-${name}-`));
         for (const d of ["home", "state"]) fs.mkdirSync(path.join(dir, d));
         const sandbox = new PulumiSandbox(dir, toolsBin());
-        await sandbox.pulumi(["plugin", "install", "resource", PACKAGE, VERSION, "--file", pluginTarball()], dir);
+        if (installPlugin) await sandbox.pulumi(["plugin", "install", "resource", PACKAGE, VERSION, "--file", pluginTarball()], dir);
+        else delete sandbox.env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION;
         return sandbox;
     }
 

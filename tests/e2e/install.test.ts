@@ -1,0 +1,110 @@
+// The engine installs the plugin by itself, as a user's first `pulumi up` does: a fresh PULUMI_HOME with no
+// plugin, a YAML program with the package declaration `npm run gen-sdk` makes (sdk/yaml, naming the schema's
+// pluginDownloadURL), and the project's releases served from loopback laid out as GitHub serves release assets.
+// PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES sends the engine there for the real pluginDownloadURL, so the URL the SDKs
+// carry is the one that decides.
+
+import { expect } from "chai";
+import * as fs from "fs";
+import * as http from "http";
+import { AddressInfo } from "net";
+import * as path from "path";
+import { Emulator, startEmulator } from "../../emulator";
+import { PLUGIN_DOWNLOAD_URL } from "../../provider/version";
+import { HOST_PLATFORM } from "../support/plugin";
+import { executableName } from "../../scripts/platforms";
+import { PulumiSandbox, ROOT, SERVICE, skipUnless, stackOutputs, toolsMissing, VERSION, pluginTarball, yaml } from "./support";
+
+const TOKEN = "ya29.install-token";
+const CONSUMER = "install-consumer-1";
+
+/** A release server: GET /<owner>/<repo>/releases/download/v<version>/<asset> from the given files. */
+async function releaseServer(assets: Record<string, string>): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+        requests.push(`${req.method} ${req.url}`);
+        const name = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
+        const file = assets[name];
+        if (req.method !== "GET" || !file || !(req.url ?? "").startsWith(`/example/pulumi-resource-cloud/releases/download/v${VERSION}/`)) {
+            res.writeHead(404).end("Not Found");
+            return;
+        }
+        res.writeHead(200, { "Content-Type": "application/octet-stream", "Content-Length": fs.statSync(file).size });
+        fs.createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** The override a mirror of the releases sets: the pluginDownloadURL (exactly) → the mirror's folder for a version. */
+function override(mirror: string): string {
+    const escaped = PLUGIN_DOWNLOAD_URL.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const repo = PLUGIN_DOWNLOAD_URL.replace(/^github:\/\/api\.github\.com\//, "");
+    return `^${escaped}$=${mirror}/${repo}/releases/download/v\${VERSION}`;
+}
+
+describe("the engine installs the plugin by itself from its release location", function () {
+    this.timeout(600_000);
+    let emu: Emulator;
+    let sb: PulumiSandbox;
+    let releases: Awaited<ReturnType<typeof releaseServer>>;
+
+    before(async function () {
+        skipUnless(this, toolsMissing());
+        const tarball = pluginTarball(HOST_PLATFORM);
+        releases = await releaseServer({ [path.basename(tarball)]: tarball });
+        emu = await startEmulator({ accessTokens: [TOKEN] });
+        emu.createService(SERVICE, "example-project");
+        sb = await PulumiSandbox.create("install", { installPlugin: false });
+        sb.env.PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES = override(releases.url);
+    });
+
+    after(async () => {
+        sb?.dispose();
+        await emu?.close();
+        await releases?.close();
+    });
+
+    it("the SDKs' pluginDownloadURL is this project's GitHub releases", () => {
+        expect(PLUGIN_DOWNLOAD_URL).to.match(/^github:\/\/api\.github\.com\/example\/pulumi-resource-cloud$/);
+    });
+
+    it("a YAML program with the package declaration: `pulumi up` downloads, installs and runs the plugin", async () => {
+        const declaration = fs.readdirSync(path.join(ROOT, "sdk", "yaml"));
+        expect(declaration).to.deep.equal([`cloud-${VERSION}.yaml`]);
+        const dir = sb.project("install-yaml", {
+            "Pulumi.yaml": yaml.program("install-yaml", {
+                variables: yaml.consumersLookup("etag", SERVICE, CONSUMER),
+                outputs: "  etag: ${etag}\n",
+            }),
+        });
+        fs.mkdirSync(path.join(dir, "sdks"));
+        fs.copyFileSync(path.join(ROOT, "sdk", "yaml", declaration[0]), path.join(dir, "sdks", declaration[0]));
+        expect(fs.existsSync(sb.pluginDir)).to.equal(false);
+        await sb.initStack(dir, emu.url, TOKEN);
+        await sb.pulumi(["up", "--yes"], dir);
+        // Installed where the engine keeps plugins, from the tarball the release server gave it.
+        expect(fs.statSync(path.join(sb.pluginDir, executableName(HOST_PLATFORM))).mode & 0o111).to.not.equal(0);
+        expect(releases.requests).to.deep.equal([
+            `GET /example/pulumi-resource-cloud/releases/download/v${VERSION}/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
+        ]);
+        expect((await stackOutputs(sb, dir)).etag).to.be.a("string").and.not.equal("");
+    });
+
+    it("`pulumi plugin install resource cloud <version> --server <pluginDownloadURL>` installs it too (a fresh home)", async () => {
+        const home = path.join(sb.dir, "home-manual");
+        const r = await sb.exec(path.join(sb.bin, "pulumi"), ["plugin", "install", "resource", "cloud", VERSION, "--server", PLUGIN_DOWNLOAD_URL],
+            sb.dir, { PULUMI_HOME: home });
+        expect(r.code, r.stderr).to.equal(0);
+        expect(fs.existsSync(path.join(home, "plugins", `resource-cloud-v${VERSION}`, executableName(HOST_PLATFORM)))).to.equal(true);
+    });
+
+    it("a release that lacks the tarball fails the install and says which URL it tried", async () => {
+        const home = path.join(sb.dir, "home-missing");
+        const r = await sb.exec(path.join(sb.bin, "pulumi"), ["plugin", "install", "resource", "cloud", "0.0.1", "--server", PLUGIN_DOWNLOAD_URL],
+            sb.dir, { PULUMI_HOME: home });
+        expect(r.code).to.not.equal(0);
+        expect(r.stdout + r.stderr).to.contain("404").and.contain("pulumi-resource-cloud-v0.0.1-linux-amd64.tar.gz");
+    });
+});
