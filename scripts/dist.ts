@@ -26,7 +26,7 @@ import * as path from "path";
 import { inject } from "postject";
 import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
 import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
-import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS } from "./platforms";
+import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, sourceDate } from "./platforms";
 import { runnerFor } from "./runners";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -43,16 +43,6 @@ const CACHE_SEED = "--random-seed=20250401";
 
 function log(line: string): void {
     process.stderr.write(`dist: ${line}\n`);
-}
-
-/** The time every file in the tarballs carries: SOURCE_DATE_EPOCH, else the last commit's. */
-function sourceDate(): number {
-    if (process.env.SOURCE_DATE_EPOCH) return Number(process.env.SOURCE_DATE_EPOCH);
-    try {
-        return Number(execFileSync("git", ["log", "-1", "--format=%ct"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
-    } catch {
-        return 0;
-    }
 }
 
 function sha256(data: Buffer): string {

@@ -7,6 +7,8 @@
 // `node-<os>-<cpu>` packages: each pin is the package's exact version, the registry's integrity of its tarball,
 // and the SHA-256 of the binary inside, all checked before anything is injected (scripts/dist.ts).
 
+import { execFileSync } from "child_process";
+import * as path from "path";
 import { PACKAGE_NAME } from "../provider/version";
 
 /** The Node every self-contained executable embeds (the same on each platform: one runtime to reason about). */
@@ -92,3 +94,13 @@ export function executableName(p: Platform): string {
 
 /** The checksums file beside the tarballs (`sha256sum -c SHA256SUMS` checks them). */
 export const CHECKSUMS = "SHA256SUMS";
+
+/** The time every file in the tarballs carries: SOURCE_DATE_EPOCH, else the last commit's. */
+export function sourceDate(): number {
+    if (process.env.SOURCE_DATE_EPOCH) return Number(process.env.SOURCE_DATE_EPOCH);
+    try {
+        return Number(execFileSync("git", ["log", "-1", "--format=%ct"], { cwd: path.join(__dirname, "..", ".."), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+    } catch {
+        return 0;
+    }
+}

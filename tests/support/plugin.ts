@@ -13,7 +13,7 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 import { PACKAGE_VERSION as VERSION } from "../../provider/version";
-import { assetName, executableName, Platform, platformKey, PLATFORMS } from "../../scripts/platforms";
+import { assetName, executableName, Platform, platformKey, PLATFORMS, sourceDate } from "../../scripts/platforms";
 import { tempDir } from "./temp";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
@@ -68,10 +68,15 @@ function withLock<T>(lock: string, fn: () => T): T {
 export function pluginTarball(platform: Platform = HOST_PLATFORM): string {
     const file = path.join(TEST_DIST, assetName(platform, VERSION));
     return withLock(path.join(TEST_DIST, ".lock"), () => {
-        const stale = !fs.existsSync(file) || fs.statSync(file).mtimeMs < Math.max(...TARBALL_INPUTS.map(newest));
+        // The files' time in the tarball is the last commit's: a new commit makes other bytes.
+        const stamp = `${file}.date`;
+        const date = String(sourceDate());
+        const stale = !fs.existsSync(file) || fs.statSync(file).mtimeMs < Math.max(...TARBALL_INPUTS.map(newest)) ||
+            !fs.existsSync(stamp) || fs.readFileSync(stamp, "utf8") !== date;
         if (stale) {
             execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--platform", platformKey(platform), "--out", TEST_DIST],
                 { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+            fs.writeFileSync(stamp, date);
         }
         return file;
     });
