@@ -13,7 +13,7 @@ import { Emulator, startEmulator } from "../../emulator";
 import { PLUGIN_DOWNLOAD_URL } from "../../provider/version";
 import { HOST_PLATFORM } from "../support/plugin";
 import { executableName } from "../../scripts/platforms";
-import { PulumiSandbox, ROOT, SERVICE, skipUnless, stackOutputs, toolsMissing, VERSION, pluginTarball, yaml } from "./support";
+import { compileNodeProgram, inlineStack, PulumiSandbox, ROOT, SERVICE, skipUnless, stackOutputs, toolsMissing, VERSION, pluginTarball, yaml } from "./support";
 
 const TOKEN = "ya29.install-token";
 const CONSUMER = "install-consumer-1";
@@ -90,6 +90,34 @@ describe("the engine installs the plugin by itself from its release location", f
             `GET /example/pulumi-resource-cloud/releases/download/v${VERSION}/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
         ]);
         expect((await stackOutputs(sb, dir)).etag).to.be.a("string").and.not.equal("");
+    });
+
+    it("a TypeScript program on the SDK (no language host): the SDK's pluginDownloadURL makes the engine fetch the plugin", async () => {
+        const entry = await compileNodeProgram("install-nodejs", [
+            'import * as cloud from "pulumi-cloud-endpoints";',
+            "export const program = (service: string, consumer: string) => async () => {",
+            "    const grant = new cloud.endpoints.ServiceIamMember(\"reader\", { serviceName: service, role: \"roles/servicemanagement.serviceConsumer\", member: \"user:installed@example.com\" });",
+            "    const policy = cloud.endpoints.getServiceConsumersIamPolicyOutput({ serviceName: service, consumerProject: consumer });",
+            "    return { grant: grant.member, consumer: policy.consumerProject };",
+            "};",
+        ].join("\n"));
+        const { program } = require(entry) as { program: (s: string, c: string) => () => Promise<Record<string, unknown>> };
+        const fresh = await PulumiSandbox.create("install-nodejs", { installPlugin: false });
+        try {
+            fresh.env.PULUMI_PLUGIN_DOWNLOAD_URL_OVERRIDES = override(releases.url);
+            const before = releases.requests.length;
+            const stack = await inlineStack(fresh, "install-nodejs", program(SERVICE, CONSUMER), emu.url, TOKEN);
+            const up = await stack.up();
+            expect(up.outputs.consumer.value).to.equal(CONSUMER);
+            expect(emu.getPolicy(`services/${SERVICE}`).bindings?.flatMap((b) => b.members)).to.include("user:installed@example.com");
+            expect(releases.requests.slice(before)).to.deep.equal([
+                `GET /example/pulumi-resource-cloud/releases/download/v${VERSION}/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
+            ]);
+            expect(fs.existsSync(path.join(fresh.pluginDir, executableName(HOST_PLATFORM)))).to.equal(true);
+            await stack.destroy();
+        } finally {
+            fresh.dispose();
+        }
     });
 
     it("`pulumi plugin install resource cloud <version> --server <pluginDownloadURL>` installs it too (a fresh home)", async () => {
