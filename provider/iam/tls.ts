@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as https from "https";
 import * as tls from "tls";
 
-/** Set by the launcher (scripts/package.sh) to the file NODE_EXTRA_CA_CERTS named. */
+/** Set by the folder packaging's launcher (scripts/dist.ts) to the file NODE_EXTRA_CA_CERTS named. */
 export const DEFERRED_CA_ENV = "PULUMI_CLOUD_EXTRA_CA_CERTS";
 
 /** undefined: not looked at yet; null: nothing was deferred (or the file could not be read). */

@@ -18,6 +18,14 @@ import { compileNodeProgram, inlineStack, PulumiSandbox, ROOT, SERVICE, skipUnle
 const TOKEN = "ya29.install-token";
 const CONSUMER = "install-consumer-1";
 
+/** The README's "Installing the plugin": its package declaration (YAML) and its commands (sh), as written. */
+const readmeInstall = (() => {
+    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Installing the plugin"), readme.indexOf("\n## ", readme.indexOf("## Installing the plugin") + 3));
+    const block = (lang: string) => new RegExp("^```" + lang + "\\n([\\s\\S]*?)^```$", "m").exec(section)?.[1] ?? "";
+    return { declaration: block("yaml"), commands: block("sh").trim().split("\n") };
+})();
+
 /** A release server: GET /<owner>/<repo>/releases/download/v<version>/<asset> from the given files. */
 async function releaseServer(assets: Record<string, string>): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
     const requests: string[] = [];
@@ -70,9 +78,13 @@ describe("the engine installs the plugin by itself from its release location", f
         expect(PLUGIN_DOWNLOAD_URL).to.match(/^github:\/\/api\.github\.com\/example\/pulumi-resource-cloud$/);
     });
 
-    it("a YAML program with the package declaration: `pulumi up` downloads, installs and runs the plugin", async () => {
+    it("the README's install section gives the package declaration `npm run gen-sdk` makes", () => {
         const declaration = fs.readdirSync(path.join(ROOT, "sdk", "yaml"));
         expect(declaration).to.deep.equal([`cloud-${VERSION}.yaml`]);
+        expect(readmeInstall.declaration).to.equal(fs.readFileSync(path.join(ROOT, "sdk", "yaml", declaration[0]), "utf8"));
+    });
+
+    it("a YAML program with the README's package declaration: `pulumi up` downloads, installs and runs the plugin", async () => {
         const dir = sb.project("install-yaml", {
             "Pulumi.yaml": yaml.program("install-yaml", {
                 variables: yaml.consumersLookup("etag", SERVICE, CONSUMER),
@@ -80,7 +92,7 @@ describe("the engine installs the plugin by itself from its release location", f
             }),
         });
         fs.mkdirSync(path.join(dir, "sdks"));
-        fs.copyFileSync(path.join(ROOT, "sdk", "yaml", declaration[0]), path.join(dir, "sdks", declaration[0]));
+        fs.writeFileSync(path.join(dir, "sdks", "cloud.yaml"), readmeInstall.declaration);
         expect(fs.existsSync(sb.pluginDir)).to.equal(false);
         await sb.initStack(dir, emu.url, TOKEN);
         await sb.pulumi(["up", "--yes"], dir);
@@ -120,12 +132,24 @@ describe("the engine installs the plugin by itself from its release location", f
         }
     });
 
-    it("`pulumi plugin install resource cloud <version> --server <pluginDownloadURL>` installs it too (a fresh home)", async () => {
-        const home = path.join(sb.dir, "home-manual");
-        const r = await sb.exec(path.join(sb.bin, "pulumi"), ["plugin", "install", "resource", "cloud", VERSION, "--server", PLUGIN_DOWNLOAD_URL],
-            sb.dir, { PULUMI_HOME: home });
-        expect(r.code, r.stderr).to.equal(0);
-        expect(fs.existsSync(path.join(home, "plugins", `resource-cloud-v${VERSION}`, executableName(HOST_PLATFORM)))).to.equal(true);
+    it("the README's commands to install it by hand run as written: from the release, and from a checkout", async () => {
+        expect(readmeInstall.commands).to.deep.equal([
+            `pulumi plugin install resource cloud ${VERSION} --server ${PLUGIN_DOWNLOAD_URL}`,
+            "npm run dist -- --platform linux-amd64",
+            `pulumi plugin install resource cloud ${VERSION} --file dist/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
+        ]);
+        for (const [i, command] of readmeInstall.commands.entries()) {
+            const [cmd, ...args] = command.split(" ");
+            const home = path.join(sb.dir, `home-readme-${i}`);
+            const r = await sb.exec(cmd === "pulumi" ? path.join(sb.bin, "pulumi") : cmd, args, ROOT, { PULUMI_HOME: home }, 600_000);
+            expect(r.code, `${command}\n${r.stdout}\n${r.stderr}`).to.equal(0);
+            if (cmd === "pulumi") {
+                const exe = path.join(home, "plugins", `resource-cloud-v${VERSION}`, executableName(HOST_PLATFORM));
+                expect(fs.statSync(exe).size, command).to.be.greaterThan(10_000_000); // the executable, Node inside
+            }
+        }
+        // The release command went to the release location (the loopback mirror here), the other to the file.
+        expect(releases.requests.filter((r) => r.endsWith("linux-amd64.tar.gz")).length).to.be.greaterThan(0);
     });
 
     it("a release that lacks the tarball fails the install and says which URL it tried", async () => {

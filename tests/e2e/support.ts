@@ -1,5 +1,5 @@
 // Shared by the end-to-end tests: the Pulumi tools built by scripts/tools.sh (the real engine and language
-// hosts, from Go modules), the plugin tarball from scripts/package.sh installed into a throwaway PULUMI_HOME,
+// hosts, from Go modules), the plugin tarball from scripts/dist.ts installed into a throwaway PULUMI_HOME,
 // a local file backend and passphrase secrets in a temp dir, and helpers to run `pulumi` there.
 //
 // Without the tools (a machine that has not run `npm run tools`), every e2e suite skips itself with a message
