@@ -26,12 +26,12 @@ import * as path from "path";
 import { inject } from "postject";
 import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
 import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
-import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, sourceDate } from "./platforms";
+import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate } from "./platforms";
 import { runnerFor } from "./runners";
 
 const ROOT = path.join(__dirname, "..", "..");
 const DIST = path.join(ROOT, "dist");
-const CACHE = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-resource-cloud", "node");
+const CACHE = cacheDir("node");
 /** Node's marker that an executable has a SEA blob; ":0" until one is injected. */
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 /**

@@ -8,6 +8,7 @@
 // and the SHA-256 of the binary inside, all checked before anything is injected (scripts/dist.ts).
 
 import { execFileSync } from "child_process";
+import * as os from "os";
 import * as path from "path";
 import { PACKAGE_NAME } from "../provider/version";
 
@@ -102,4 +103,9 @@ export function sourceDate(): number {
     } catch {
         return 0;
     }
+}
+
+/** A folder of the project's in the user's cache (what the build fetches and sets up once: Node binaries, Wine). */
+export function cacheDir(name: string): string {
+    return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-resource-cloud", name);
 }

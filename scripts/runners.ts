@@ -3,9 +3,8 @@
 
 import { execFileSync } from "child_process";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-import { Platform, platformKey } from "./platforms";
+import { cacheDir, Platform, platformKey } from "./platforms";
 
 export interface Runner {
     /** The command line that runs `exe` with `args`. */
@@ -43,8 +42,7 @@ function wineBinary(): string | undefined {
  * that a new prefix reports).
  */
 function winePrefix(wine: string): string {
-    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-    const prefix = path.join(base, "pulumi-resource-cloud", "wine");
+    const prefix = cacheDir("wine");
     const stamp = path.join(prefix, ".win10");
     if (!fs.existsSync(stamp)) {
         fs.mkdirSync(prefix, { recursive: true });
