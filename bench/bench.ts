@@ -2,10 +2,15 @@
 // repetitions, medians reported; prints a table and writes it, with a short analysis generated from the same
 // figures, to build/benchmarks.md (BENCHMARKS.md only when asked). Loopback only, bounded in time.
 //
-//   npm run bench                          # full counts (a few minutes); with the tools built, the real engine too
+// The plugin is measured as users install it, from the tarballs `npm run dist` (scripts/dist.ts) makes from this
+// checkout: the self-contained linux-amd64 executable (Node with the plugin injected, needing no `node` on PATH),
+// and beside it the folder packaging of the macOS tarballs, a `#!/bin/sh` launcher running `node lib/boot.js` with
+// the `node` on PATH: today's Node-on-PATH launcher (it runs on Linux too).
+//
+//   npm run bench                          # full counts (several minutes); with the tools built, the real engine too
 //   npm run bench -- --write               # the same, and rewrite BENCHMARKS.md from this run
-//   npm run bench -- --quick               # tiny counts, no engine (smoke test)
-//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota
+//   npm run bench -- --quick               # tiny counts, no engine, quota or dist (smoke test)
+//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota, dist
 //   npm run bench -- --out FILE            # write the document to FILE instead
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
@@ -15,21 +20,27 @@ import * as os from "os";
 import * as path from "path";
 import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
-import { CONSUMERS_FN, Plugin } from "../tests/support/plugin";
-import { pluginTarball, toolsMissing } from "../tests/e2e/support";
+import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, pluginTarball } from "../tests/support/plugin";
+import { toolsMissing } from "../tests/e2e/support";
+import { assetName, CHECKSUMS, executableName, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
+import { PACKAGE_VERSION } from "../provider/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
-import { ClientFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
+import { ClientFigures, DistFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
 const DEV_LAUNCHER = path.join(ROOT, "bin", "pulumi-resource-cloud");
-/** Where the tarball is extracted, afresh each run. */
-const INSTALL_DIR = path.join(ROOT, "build", "bench", "plugin");
+/** The bench's own files: the installed plugins, the launcher's user cache, the dist runs' output. */
+const BENCH_DIR = path.join(ROOT, "build", "bench");
+/** Where each platform's tarball is extracted, afresh each run (build/bench/plugin/<os>-<arch>). */
+const INSTALL_DIR = path.join(BENCH_DIR, "plugin");
+/** XDG_CACHE_HOME of the folder packaging (today's launcher): where it writes its code cache on its first start. */
+const LAUNCHER_CACHE = path.join(BENCH_DIR, "launcher-cache");
 const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const SECTIONS = ["start", "memory", "invoke", "engine", "quota"] as const;
+const SECTIONS = ["start", "memory", "invoke", "engine", "quota", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only"] });
@@ -82,15 +93,58 @@ function timeToPort(cmd: string, argv: string[], env: NodeJS.ProcessEnv = proces
     });
 }
 
-/** The plugin as users install it: the tarball scripts/package.sh builds from this checkout, extracted afresh. */
-function installPlugin(): string {
-    const tarball = pluginTarball();
-    fs.rmSync(INSTALL_DIR, { recursive: true, force: true });
-    fs.mkdirSync(INSTALL_DIR, { recursive: true });
-    execFileSync("tar", ["-xzf", tarball, "-C", INSTALL_DIR]);
-    const launcher = path.join(INSTALL_DIR, "pulumi-resource-cloud");
-    fs.accessSync(launcher, fs.constants.X_OK);
-    return launcher;
+/**
+ * The plugin as users install it: `platform`'s tarball as `npm run dist` builds it from this checkout (built into
+ * build/test-dist when stale, see tests/support/plugin.ts), extracted afresh; returns the executable the engine runs.
+ */
+function installPlugin(platform: Platform): string {
+    const tarball = pluginTarball(platform);
+    const dir = path.join(INSTALL_DIR, platformKey(platform));
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync("tar", ["-xzf", tarball, "-C", dir]);
+    const exe = path.join(dir, executableName(platform));
+    fs.accessSync(exe, fs.constants.X_OK);
+    return exe;
+}
+
+/** The two packagings measured: the self-contained executable, and the folder run by today's launcher. */
+interface Installed {
+    /** linux-amd64's executable: Node and the plugin in one file. */
+    executable: string;
+    /** The folder packaging's `#!/bin/sh` launcher (`exec node lib/boot.js` with the `node` on PATH). */
+    launcher: string;
+}
+
+/** The environment today's launcher runs with: the bench's own, with a user cache directory of its own. */
+const launcherEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_CACHE_HOME: LAUNCHER_CACHE });
+
+/** The launcher's user code cache files (it writes one on its first start, for this bundle and this `node`). */
+function launcherCaches(): string[] {
+    const dir = path.join(LAUNCHER_CACHE, "pulumi-resource-cloud");
+    return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".cache")) : [];
+}
+
+/**
+ * Starts today's launcher once with an empty user cache and lets it write its code cache, as a user's first start
+ * does. It writes the cache just after printing its port, so a start killed at the port (as the start figures
+ * kill each process) would never leave one: this start is waited on until the cache is there.
+ */
+async function primeLauncherCache(launcher: string, log: Log): Promise<void> {
+    fs.rmSync(LAUNCHER_CACHE, { recursive: true, force: true });
+    fs.mkdirSync(LAUNCHER_CACHE, { recursive: true });
+    const child = spawn(launcher, [], { env: launcherEnv(), stdio: ["ignore", "ignore", "ignore"] });
+    const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    try {
+        const until = now() + 30_000;
+        while (launcherCaches().length === 0 && child.exitCode === null && now() < until) await sleep(50);
+    } finally {
+        child.kill("SIGKILL");
+        await exited;
+    }
+    const caches = launcherCaches();
+    if (caches.length === 0) throw new Error(`today's launcher (${path.relative(ROOT, launcher)}) wrote no code cache under ${path.relative(ROOT, LAUNCHER_CACHE)} in 30 s`);
+    log(`today's launcher wrote its user code cache (${caches.join(", ")}) under ${path.relative(ROOT, LAUNCHER_CACHE)}`);
 }
 
 let toolsDir: { dir: string } | Missing | undefined;
@@ -226,9 +280,9 @@ function pluginClient(plugin: Plugin): (i: number) => Promise<void> {
 }
 
 
-/** A plugin started with the bench's environment (as the engine passes its own), configured against the emulator. */
-async function startPlugin(emu: { url: string }, launcher: string): Promise<Plugin> {
-    const plugin = await Plugin.start({ command: [launcher], env: process.env });
+/** A plugin started with the bench's environment (as the engine passes its own) or `env`, configured against the emulator. */
+async function startPlugin(emu: { url: string }, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<Plugin> {
+    const plugin = await Plugin.start({ command: [launcher], env });
     await plugin.configure(undefined, {
         "cloud:config:serviceManagementCustomEndpoint": emu.url,
         "cloud:config:accessToken": TOKEN,
@@ -238,19 +292,23 @@ async function startPlugin(emu: { url: string }, launcher: string): Promise<Plug
 
 type Log = (m: string) => void;
 
-/** 1. Start time: interleaved repetitions of the installed plugin, its floors and peers. */
-async function measureStart(installed: string, log: Log): Promise<StartFigures> {
+/** 1. Start time: interleaved repetitions of both packagings, their floors and peers. */
+async function measureStart(installed: Installed, log: Log): Promise<StartFigures> {
     const go = goTool("grpc-floor");
-    if ("missing" in go) log(`the Go floor is not measured (${go.missing}): no Go row, no goal check`);
+    if ("missing" in go) log(`the Go floor is not measured (${go.missing}): no Go row`);
     const nodeLine = ["-e", 'process.stdout.write("0\\n")'];
     let noCa: NodeJS.ProcessEnv | undefined;
     if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
         noCa = { ...process.env };
         delete noCa.NODE_EXTRA_CA_CERTS;
     }
-    type Key = "installed" | "go" | "node" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
+    await primeLauncherCache(installed.launcher, log);
+    type Key = "executable" | "executableBare" | "launcher" | "go" | "node" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
     const subjects: { key: Key; cmd: string; argv: string[]; env?: NodeJS.ProcessEnv }[] = [
-        { key: "installed", cmd: installed, argv: [] },
+        { key: "executable", cmd: installed.executable, argv: [] },
+        // As a user without Node runs it: nothing in the environment at all (`env -i`).
+        { key: "executableBare", cmd: installed.executable, argv: [], env: {} },
+        { key: "launcher", cmd: installed.launcher, argv: [], env: launcherEnv() },
         ...("bin" in go ? [{ key: "go" as const, cmd: go.bin, argv: [] }] : []),
         // `node` from PATH, as the launcher finds it.
         { key: "node", cmd: "node", argv: nodeLine },
@@ -271,7 +329,11 @@ async function measureStart(installed: string, log: Log): Promise<StartFigures> 
     const m = (key: Key) => median(samples.get(key)!);
     return {
         reps: N.startReps,
-        installed: m("installed"),
+        executable: m("executable"),
+        executableBare: m("executableBare"),
+        launcher: m("launcher"),
+        embeddedNode: NODE_VERSION,
+        pathNode: execFileSync("node", ["--version"], { encoding: "utf8" }).trim().replace(/^v/, ""),
         dev: m("dev"),
         node: m("node"),
         nodeNoCa: noCa ? m("nodeNoCa") : undefined,
@@ -281,11 +343,26 @@ async function measureStart(installed: string, log: Log): Promise<StartFigures> 
     };
 }
 
-/** 2. Memory of the installed plugin: idle after Configure, after warm-up, after many invokes; the dev launcher's idle. */
-async function measureMemory(emu: Emu, installed: string, log: Log): Promise<Results["memory"]> {
+/** RSS of a plugin configured against the emulator, `settle` ms after Configure, in MB; the plugin is stopped. */
+async function idleRssMb(emu: Emu, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+    const plugin = await startPlugin(emu, launcher, env);
+    try {
+        await sleep(300);
+        return rssKb(plugin.child.pid!) / 1024;
+    } finally {
+        await plugin.stop();
+    }
+}
+
+/**
+ * 2. Memory of the self-contained executable: idle after Configure, after warm-up, after many invokes; beside it
+ * the idle RSS of today's launcher (with its user code cache, written in the start section or here) and of the
+ * dev launcher.
+ */
+async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<Results["memory"]> {
     log(`memory, ${N.memoryInvokes} invokes`);
-    const mem = await startPlugin(emu, installed);
-    let idle: number, warm: number, after: number, devIdle: number;
+    const mem = await startPlugin(emu, installed.executable);
+    let idle: number, warm: number, after: number;
     try {
         await sleep(300);
         idle = rssKb(mem.child.pid!);
@@ -298,14 +375,10 @@ async function measureMemory(emu: Emu, installed: string, log: Log): Promise<Res
     } finally {
         await mem.stop();
     }
-    const dev = await startPlugin(emu, DEV_LAUNCHER);
-    try {
-        await sleep(300);
-        devIdle = rssKb(dev.child.pid!);
-    } finally {
-        await dev.stop();
-    }
-    return { warmup: N.warmup, invokes: N.memoryInvokes, idleMb: idle / 1024, warmMb: warm / 1024, afterMb: after / 1024, devIdleMb: devIdle / 1024 };
+    if (launcherCaches().length === 0) await primeLauncherCache(installed.launcher, log);
+    const launcherIdleMb = await idleRssMb(emu, installed.launcher, launcherEnv());
+    const devIdleMb = await idleRssMb(emu, DEV_LAUNCHER);
+    return { warmup: N.warmup, invokes: N.memoryInvokes, idleMb: idle / 1024, warmMb: warm / 1024, afterMb: after / 1024, launcherIdleMb, devIdleMb };
 }
 
 /** 3. Invoke throughput and latency (interleaved repetitions of the clients), coalescing, the emulator's capacity. */
@@ -494,6 +567,66 @@ async function measureQuota(log: Log): Promise<QuotaFigures | Missing> {
     return { perMinute: N.quotaPerMinute, members: N.members, runs };
 }
 
+/** Runs `node build/scripts/dist.js` with `args` (its log lines go to the bench's stderr); resolves with its wall time in ms. */
+function runDist(args: string[], log: Log): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const started = now();
+        const child = spawn(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), ...args], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => {
+            err += d.toString();
+            const lines = err.split("\n");
+            err = lines.pop()!;
+            for (const line of lines) if (line.trim()) log(`  ${line}`);
+        });
+        // The build's own steps time out well before this; a build that hangs must not hold the bench forever.
+        const timer = setTimeout(() => child.kill("SIGKILL"), 30 * 60_000);
+        child.once("error", reject);
+        child.once("close", (code, signal) => {
+            clearTimeout(timer);
+            if (err.trim()) log(`  ${err.trim()}`);
+            if (code === 0) resolve(now() - started);
+            else reject(new Error(`node build/scripts/dist.js ${args.join(" ")} failed (${signal ?? `exit ${code}`})`));
+        });
+    });
+}
+
+/**
+ * 6. The release build: `npm run dist` for every platform into a fresh folder, timed; again into another, and the
+ * two SHA256SUMS compared (identical: the build is reproducible); the first run's tarball sizes.
+ */
+async function measureDist(log: Log): Promise<DistFigures | Missing> {
+    if (quick) {
+        log("dist figures skipped: --quick (two release builds take minutes)");
+        return { missing: "--quick: two builds of every platform's tarball take minutes" };
+    }
+    fs.mkdirSync(BENCH_DIR, { recursive: true });
+    const dirs = [fs.mkdtempSync(path.join(BENCH_DIR, "dist-")), fs.mkdtempSync(path.join(BENCH_DIR, "dist-"))];
+    try {
+        const ms: number[] = [];
+        for (const [i, dir] of dirs.entries()) {
+            log(`dist: run ${i + 1} of 2, every platform (${PLATFORMS.map(platformKey).join(", ")}) into ${path.relative(ROOT, dir)}`);
+            ms.push(await runDist(["--out", dir], log));
+        }
+        const sums = dirs.map((dir) => fs.readFileSync(path.join(dir, CHECKSUMS), "utf8"));
+        const lines = sums.map((text) => new Set(text.split("\n").filter((l) => l !== "")));
+        const differing = [...lines[0]].filter((l) => !lines[1].has(l)).map((l) => l.split(/\s+/).pop()!);
+        return {
+            firstMs: ms[0],
+            secondMs: ms[1],
+            reproducible: sums[0] === sums[1],
+            differing,
+            tarballs: PLATFORMS.map((p) => ({
+                platform: platformKey(p),
+                packaging: p.node ? "self-contained" as const : "folder" as const,
+                bytes: fs.statSync(path.join(dirs[0], assetName(p, PACKAGE_VERSION))).size,
+            })),
+        };
+    } finally {
+        for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
 /** The commit measured, and whether tracked files had changes. */
 function commit(): string {
     try {
@@ -512,10 +645,11 @@ async function main(): Promise<void> {
     const measured = commit();
     const results: Results = {};
 
-    let installed: string | undefined;
+    let installed: Installed | undefined;
     if (runs("start") || runs("memory")) {
-        log("building the plugin tarball (scripts/package.sh) and extracting it under build/bench/plugin");
-        installed = installPlugin();
+        log("building the plugin tarballs when stale (scripts/dist.ts, into build/test-dist): the self-contained linux-amd64 " +
+            `executable and the ${platformKey(FOLDER_PLATFORM)} folder (today's launcher); extracting them under ${path.relative(ROOT, INSTALL_DIR)}`);
+        installed = { executable: installPlugin(HOST_PLATFORM), launcher: installPlugin(FOLDER_PLATFORM) };
     }
     if (runs("start")) results.start = await measureStart(installed!, log);
     if (runs("memory") || runs("invoke")) {
@@ -529,6 +663,8 @@ async function main(): Promise<void> {
     }
     if (runs("engine")) results.engine = await measureEngine(log);
     if (runs("quota")) results.quota = await measureQuota(log);
+    // Last: two release builds keep both cores busy for minutes, which must not overlap any timed figure above.
+    if (runs("dist")) results.dist = await measureDist(log);
 
     process.stdout.write(`${table(rowsFor(results))}\n`);
     const cpu = os.cpus()[0]?.model ?? "unknown CPU";
@@ -538,7 +674,8 @@ async function main(): Promise<void> {
         machine: `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
         counts: `start ${N.startReps} repetitions; memory ${N.warmup} warm-up + ${N.memoryInvokes} invokes; invokes ${N.invokes} × ${N.throughputReps} at ` +
             `concurrency ${N.concurrency}; coalescing ${N.coalesce}; engine ${N.members} Members, ${N.engineReps} repetitions per latency; ` +
-            `quota ${N.quotaPerMinute} calls per minute, ${N.quotaLookups} lookups and ${N.members} Members, once each`,
+            `quota ${N.quotaPerMinute} calls per minute, ${N.quotaLookups} lookups and ${N.members} Members, once each; ` +
+            `dist every platform's tarball (${PLATFORMS.length}), twice`,
         quick,
         only,
     });
