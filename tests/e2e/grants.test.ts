@@ -29,7 +29,7 @@ function processes(): { pid: number; ppid: number; cmdline: string }[] {
     return out;
 }
 
-/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `node <dir>/lib/boot.js`). */
+/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `<dir>/pulumi-resource-cloud`). */
 const pidsWith = (text: string) => processes().filter((p) => p.cmdline.includes(text)).map((p) => p.pid);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -245,7 +245,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
             emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
             await waitFor("another write landed", () => grants(p.parent).length !== landed, 4000, 10);
             // Every instance of the plugin (the YAML host runs one too, for the schema).
-            const plugins = pidsWith(path.join(sb.pluginDir, "lib", "boot.js"));
+            const plugins = pidsWith(path.join(sb.pluginDir, "pulumi-resource-cloud"));
             expect(plugins, "the installed plugin is running").to.have.length.greaterThan(0);
             for (const pid of plugins) process.kill(pid, "SIGKILL");
             await new Promise((r) => cli.once("exit", r));
@@ -273,7 +273,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         const p = await fresh("clikill");
         const cli = await upUnderway(p);
         const descendants = processes().filter((x) => x.ppid === cli.pid).map((x) => x.pid);
-        const plugins = () => pidsWith(path.join(sb.pluginDir, "lib", "boot.js"));
+        const plugins = () => pidsWith(path.join(sb.pluginDir, "pulumi-resource-cloud"));
         expect(plugins()).to.have.length.greaterThan(0);
         cli.kill("SIGKILL");
         // Each plugin exits once its engine's address stops answering: checked every 100 ms, for up to 10 s.

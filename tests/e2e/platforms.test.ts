@@ -11,15 +11,13 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { startEmulator } from "../../emulator";
-import { PropertyMap } from "../../provider/properties";
 import { checkDist } from "../../scripts/check-dist";
 import { assetName, CHECKSUMS, executableName, PLATFORMS, platformKey } from "../../scripts/platforms";
 import { runnerFor } from "../../scripts/runners";
-import { CONSUMERS_FN, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
+import { expectAnswersLookup, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
 import { ROOT, skipUnless, VERSION } from "./support";
 
 const TOKEN = "ya29.platform-token";
-const SERVICE = "platform.endpoints.platform-project.cloud.goog";
 
 describe("npm run dist: every platform's tarball, and SHA256SUMS", function () {
     this.timeout(900_000);
@@ -86,11 +84,7 @@ for (const p of PLATFORMS.filter((q) => q.node)) {
                 env: {}, outputFiles: p.runs === "wine",
             });
             try {
-                emu.createService(SERVICE, "platform-project");
-                await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
-                const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: "platform-consumer-1" });
-                expect(res.failures).to.deep.equal([]);
-                expect((res.return as PropertyMap).consumerProject).to.equal("platform-consumer-1");
+                await expectAnswersLookup(plugin, emu, TOKEN);
                 expect(plugin.stderr).to.contain("code cache used: the executable's");
                 expect(fs.existsSync(path.join(dir, "cache"))).to.equal(false);
             } finally {

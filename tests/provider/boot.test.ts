@@ -8,11 +8,9 @@ import * as path from "path";
 import * as semver from "semver";
 import { startEmulator } from "../../emulator";
 import { NODE_ENGINES, nodeSupported } from "../../provider/packaging";
-import { PropertyMap } from "../../provider/properties";
-import { CONSUMERS_FN, FOLDER_PLATFORM, Plugin, usePackagedPlugin } from "../support/plugin";
+import { expectAnswersLookup, FOLDER_PLATFORM, Plugin, usePackagedPlugin } from "../support/plugin";
 
 const TOKEN = "ya29.boot-token";
-const SERVICE = "boot.endpoints.boot-project.cloud.goog";
 const ROOT = path.join(__dirname, "..", "..", "..");
 
 /** Starts `command` (debug notes on stderr), checks it answers a lookup, and returns its notes. */
@@ -20,11 +18,7 @@ async function startOnce(command: string[], env: NodeJS.ProcessEnv = {}): Promis
     const emu = await startEmulator({ accessTokens: [TOKEN] });
     const plugin = await Plugin.start({ command, args: ["--logtostderr", "-v=9"], env });
     try {
-        emu.createService(SERVICE, "boot-project");
-        await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": TOKEN });
-        const res = await plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: "boot-consumer-1" });
-        expect(res.failures).to.deep.equal([]);
-        expect((res.return as PropertyMap).consumerProject).to.equal("boot-consumer-1");
+        await expectAnswersLookup(plugin, emu, TOKEN);
         return plugin.stderr;
     } finally {
         await plugin.stop();

@@ -285,6 +285,20 @@ export class Plugin {
     }
 }
 
+/**
+ * Checks that a started plugin really serves: configured for `emu` (whose access tokens include `token`), it
+ * answers a consumers lookup of a service it creates there.
+ */
+export async function expectAnswersLookup(plugin: Plugin, emu: Emulator, token: string): Promise<void> {
+    const service = "answers.endpoints.answers-project.cloud.goog";
+    emu.createService(service, "answers-project");
+    await plugin.configure(undefined, { "cloud:config:serviceManagementCustomEndpoint": emu.url, "cloud:config:accessToken": token });
+    const res = await plugin.invoke(CONSUMERS_FN, { serviceName: service, consumerProject: "answers-consumer-1" });
+    if (res.failures.length || (res.return as PropertyMap | undefined)?.consumerProject !== "answers-consumer-1") {
+        throw new Error(`the plugin did not answer the lookup: ${JSON.stringify(res)}`);
+    }
+}
+
 export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
 export const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
