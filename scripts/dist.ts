@@ -101,6 +101,9 @@ function nodePackage(pin: NodePin): string {
     }
 }
 
+/** The binaries checked in this build, by package (the builder's Node is linux-amd64's too). */
+const verified = new Map<string, { binary: Buffer; license?: Buffer }>();
+
 /** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", or undefined. */
 function executableKind(data: Buffer): string | undefined {
     if (data.readUInt32BE(0) === 0x7f454c46) {
@@ -122,18 +125,30 @@ const EXPECTED_KIND: Record<string, string> = { "linux-amd64": "elf-x64", "linux
  * Windows package has none; the text is the same for every platform of a release).
  */
 function nodeBinary(p: Platform, pin: NodePin, work: string, withLicense = false): { binary: Buffer; license?: Buffer } {
+    const key = `${pin.package}${withLicense ? "+license" : ""}`;
+    const known = verified.get(key);
+    if (known) return known;
     const tgz = nodePackage(pin);
     const dir = fs.mkdtempSync(path.join(work, "node-"));
     execFileSync("tar", ["-xzf", tgz, "-C", dir, `package/${pin.binary}`, ...(withLicense ? ["package/LICENSE"] : [])]);
     const binary = fs.readFileSync(path.join(dir, "package", pin.binary));
     const license = withLicense ? fs.readFileSync(path.join(dir, "package", "LICENSE")) : undefined;
+    checkNodeBinary(p, pin, binary);
+    verified.set(key, { binary, license });
+    verified.set(pin.package, { binary });
+    return { binary, license };
+}
+
+/** Throws, naming what is wrong, unless `binary` is the pinned Node for `p`, with its SEA fuse present and unset. */
+export function checkNodeBinary(p: Platform, pin: NodePin, binary: Buffer): void {
     const where = `${pin.package}@${NODE_VERSION} ${pin.binary}`;
     if (sha256(binary) !== pin.sha256) throw new Error(`${where}: SHA-256 ${sha256(binary)}, but scripts/platforms.ts pins ${pin.sha256}`);
     const kind = executableKind(binary);
     if (kind !== EXPECTED_KIND[platformKey(p)]) throw new Error(`${where}: is ${kind ?? "not an executable we know"}, not ${EXPECTED_KIND[platformKey(p)]}`);
-    const fuses = binary.toString("latin1").split(SEA_FUSE).length - 1;
-    if (fuses !== 1 || !binary.includes(`${SEA_FUSE}:0`)) throw new Error(`${where}: expected one unset SEA fuse, found ${fuses}`);
-    return { binary, license };
+    const fuse = binary.indexOf(SEA_FUSE);
+    if (fuse < 0 || binary.indexOf(SEA_FUSE, fuse + 1) >= 0 || binary.indexOf(`${SEA_FUSE}:0`) !== fuse) {
+        throw new Error(`${where}: expected exactly one SEA fuse, unset (an executable something was already injected into?)`);
+    }
 }
 
 /**

