@@ -260,7 +260,7 @@ exec node "$dir/lib/boot.js" "$@"
  * lib/node_modules, schema.json (the server finds it at lib/..). There is deliberately no PulumiPlugin.yaml
  * (that would make the engine run the folder through the Node language host).
  */
-export function folderLayout(b: Bundles, stage: string): void {
+function folderLayout(b: Bundles, stage: string): void {
     const lib = path.join(stage, "lib");
     fs.mkdirSync(path.join(lib, "node_modules", "google-auth-library"), { recursive: true });
     fs.copyFileSync(b.boot, path.join(lib, "boot.js"));
