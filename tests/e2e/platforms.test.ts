@@ -23,11 +23,16 @@ describe("npm run dist: every platform's tarball, and SHA256SUMS", function () {
     this.timeout(900_000);
     let out: string;
 
-    before(() => {
+    before(function () {
+        // The build runs each executable to make its code cache: it needs every platform's runner.
+        const missing = PLATFORMS.filter((p) => p.node).map((p) => ({ p, r: runnerFor(p) })).flatMap(({ p, r }) => ("missing" in r ? [`${platformKey(p)} ${r.missing}`] : []));
+        skipUnless(this, missing.length ? missing.join("; ") : undefined);
         out = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-dist-test-"));
         execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--out", out], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
     });
-    after(() => fs.rmSync(out, { recursive: true, force: true }));
+    after(() => {
+        if (out) fs.rmSync(out, { recursive: true, force: true });
+    });
 
     it("makes one tarball per platform of the table and a SHA256SUMS that `sha256sum -c` accepts", () => {
         const check = checkDist(out, VERSION);
