@@ -33,7 +33,7 @@ const ROOT = path.join(__dirname, "..", "..");
 const DIST = path.join(ROOT, "dist");
 const CACHE = cacheDir("node");
 /** Node's marker that an executable has a SEA blob; ":0" until one is injected. */
-const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+export const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 /**
  * V8 orders a code cache's contents by hashes whose seed is random on each run, unless the random seed is fixed.
  * The build fixes it while the cache is made, so every build makes the same bytes; V8 leaves that flag out of
@@ -102,7 +102,7 @@ function nodePackage(pin: NodePin): string {
 }
 
 /** The binaries checked in this build, by package (the builder's Node is linux-amd64's too). */
-const verified = new Map<string, { binary: Buffer; license?: Buffer }>();
+const verified = new Map<string, Buffer>();
 
 /** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", or undefined. */
 function executableKind(data: Buffer): string | undefined {
@@ -121,22 +121,20 @@ const EXPECTED_KIND: Record<string, string> = { "linux-amd64": "elf-x64", "linux
 
 /**
  * The platform's Node binary, checked before anything is injected into it: the package's integrity, the
- * binary's SHA-256, its format and CPU, and an unset SEA fuse. `withLicense`: also Node's license text (the
- * Windows package has none; the text is the same for every platform of a release).
+ * binary's SHA-256, its format and CPU, and an unset SEA fuse. Extracted and checked once per build.
  */
-function nodeBinary(p: Platform, pin: NodePin, work: string, withLicense = false): { binary: Buffer; license?: Buffer } {
-    const key = `${pin.package}${withLicense ? "+license" : ""}`;
-    const known = verified.get(key);
+function nodeBinary(p: Platform, pin: NodePin): Buffer {
+    const known = verified.get(pin.package);
     if (known) return known;
-    const tgz = nodePackage(pin);
-    const dir = fs.mkdtempSync(path.join(work, "node-"));
-    execFileSync("tar", ["-xzf", tgz, "-C", dir, `package/${pin.binary}`, ...(withLicense ? ["package/LICENSE"] : [])]);
-    const binary = fs.readFileSync(path.join(dir, "package", pin.binary));
-    const license = withLicense ? fs.readFileSync(path.join(dir, "package", "LICENSE")) : undefined;
+    const binary = execFileSync("tar", ["-xzOf", nodePackage(pin), `package/${pin.binary}`], { maxBuffer: 1 << 30 });
     checkNodeBinary(p, pin, binary);
-    verified.set(key, { binary, license });
-    verified.set(pin.package, { binary });
-    return { binary, license };
+    verified.set(pin.package, binary);
+    return binary;
+}
+
+/** Node's license text, from a pinned package that has it (the Windows one has none; the text is one per release). */
+function nodeLicense(pin: NodePin): Buffer {
+    return execFileSync("tar", ["-xzOf", nodePackage(pin), "package/LICENSE"]);
 }
 
 /** Throws, naming what is wrong, unless `binary` is the pinned Node for `p`, with its SEA fuse present and unset. */
@@ -206,10 +204,9 @@ async function injectInto(binary: Buffer, blob: Buffer, out: string): Promise<vo
 function builderNode(work: string): { node: string; license: Buffer } {
     const linux = PLATFORMS.find((p) => p.os === "linux" && p.arch === "amd64" && p.node);
     if (!linux?.node) throw new Error("scripts/platforms.ts: linux-amd64 must pin a Node (it builds every blob)");
-    const { binary, license } = nodeBinary(linux, linux.node, work, true);
     const node = path.join(work, "builder-node");
-    fs.writeFileSync(node, binary, { mode: 0o755 });
-    return { node, license: license! };
+    fs.writeFileSync(node, nodeBinary(linux, linux.node), { mode: 0o755 });
+    return { node, license: nodeLicense(linux.node) };
 }
 
 /** A self-contained platform's files: the executable, Node's license. */
@@ -218,7 +215,7 @@ async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage:
     if ("missing" in runner) {
         throw new Error(`${platformKey(p)}: its executable's code cache is made by its own Node, so the build runs it, and it ${runner.missing}`);
     }
-    const { binary } = nodeBinary(p, pin, work);
+    const binary = nodeBinary(p, pin);
     // The code cache: this platform's Node runs the bundle up to its port line (V8 accepts a cache only under the
     // Node version and flags that made it; it checks the source's length, not the file it came from).
     const node = path.join(work, `${platformKey(p)}-${path.basename(pin.binary)}`);

@@ -3,10 +3,9 @@
 
 import { expect } from "chai";
 import { createHash } from "crypto";
-import { checkNodeBinary } from "../../scripts/dist";
+import { checkNodeBinary, SEA_FUSE as FUSE } from "../../scripts/dist";
 import { NodePin, PLATFORMS, platformKey } from "../../scripts/platforms";
 
-const FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 const linux = PLATFORMS.find((p) => platformKey(p) === "linux-amd64")!;
 const windows = PLATFORMS.find((p) => platformKey(p) === "windows-amd64")!;
 
