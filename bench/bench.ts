@@ -20,9 +20,9 @@ import * as os from "os";
 import * as path from "path";
 import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
-import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, pluginTarball } from "../tests/support/plugin";
+import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, unpackPlugin } from "../tests/support/plugin";
 import { toolsMissing } from "../tests/e2e/support";
-import { assetName, CHECKSUMS, executableName, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
+import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
 import { ClientFigures, DistFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
@@ -98,12 +98,9 @@ function timeToPort(cmd: string, argv: string[], env: NodeJS.ProcessEnv = proces
  * build/test-dist when stale, see tests/support/plugin.ts), extracted afresh; returns the executable the engine runs.
  */
 function installPlugin(platform: Platform): string {
-    const tarball = pluginTarball(platform);
     const dir = path.join(INSTALL_DIR, platformKey(platform));
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(dir, { recursive: true });
-    execFileSync("tar", ["-xzf", tarball, "-C", dir]);
-    const exe = path.join(dir, executableName(platform));
+    const exe = unpackPlugin(dir, platform);
     fs.accessSync(exe, fs.constants.X_OK);
     return exe;
 }

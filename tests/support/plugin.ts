@@ -141,17 +141,20 @@ export class Plugin {
             });
             child.once("exit", (code) => reject(new Error(`plugin exited with ${code} before printing its port: ${err}`)));
         });
-        // The engine accepts messages far above gRPC's 4 MB default (policies and inputs can be large).
-        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-            "grpc.max_receive_message_length": 400 * 1024 * 1024,
-            "grpc.max_send_message_length": 400 * 1024 * 1024,
-        });
-        const plugin = new Plugin(child, port, client);
+        const plugin = new Plugin(child, port, Plugin.client(port));
         plugin.stdout = out;
         child.stdout!.on("data", (d: Buffer) => (plugin.stdout += d.toString()));
         child.stderr!.on("data", (d: Buffer) => (plugin.stderr += d.toString()));
         plugin.stderr = err;
         return plugin;
+    }
+
+    /** A client for the plugin at `port`, sized as the engine's: far above gRPC's 4 MB default (policies and inputs can be large). */
+    private static client(port: number): ResourceProviderClient {
+        return new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+            "grpc.max_receive_message_length": 400 * 1024 * 1024,
+            "grpc.max_send_message_length": 400 * 1024 * 1024,
+        });
     }
 
     /**
@@ -174,8 +177,7 @@ export class Plugin {
             else if (exited !== undefined) throw new Error(`plugin exited with ${exited} before printing its port: ${fs.readFileSync(errFile, "utf8")}`);
             else await new Promise((r) => setTimeout(r, 50));
         }
-        const client = new ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        const plugin = new Plugin(child, port, client);
+        const plugin = new Plugin(child, port, Plugin.client(port));
         plugin.stdout = fs.readFileSync(outFile, "utf8");
         plugin.stderr = fs.readFileSync(errFile, "utf8");
         return plugin;
