@@ -10,9 +10,9 @@ import * as http from "http";
 import { AddressInfo } from "net";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
-import { PLUGIN_DOWNLOAD_URL } from "../../provider/version";
+import { PLUGIN_DOWNLOAD_URL, REPOSITORY } from "../../provider/version";
 import { HOST_PLATFORM } from "../support/plugin";
-import { executableName } from "../../scripts/platforms";
+import { assetName, executableName } from "../../scripts/platforms";
 import { compileNodeProgram, inlineStack, PulumiSandbox, ROOT, SERVICE, skipUnless, stackOutputs, toolsMissing, VERSION, pluginTarball, yaml } from "./support";
 
 const TOKEN = "ya29.install-token";
@@ -26,14 +26,21 @@ const readmeInstall = (() => {
     return { declaration: block("yaml"), commands: block("sh").trim().split("\n") };
 })();
 
-/** A release server: GET /<owner>/<repo>/releases/download/v<version>/<asset> from the given files. */
+/** `<owner>/<repo>` of the release location the SDKs carry. */
+const REPO = PLUGIN_DOWNLOAD_URL.replace(/^github:\/\/api\.github\.com\//, "");
+/** Where a GitHub release of this version keeps its assets, below the host. */
+const RELEASE_PATH = `/${REPO}/releases/download/v${VERSION}/`;
+/** The request the engine makes for this machine's plugin. */
+const HOST_ASSET_GET = `GET ${RELEASE_PATH}${assetName(HOST_PLATFORM, VERSION)}`;
+
+/** A release server: GET RELEASE_PATH<asset> from the given files. */
 async function releaseServer(assets: Record<string, string>): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
     const requests: string[] = [];
     const server = http.createServer((req, res) => {
         requests.push(`${req.method} ${req.url}`);
         const name = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
         const file = assets[name];
-        if (req.method !== "GET" || !file || !(req.url ?? "").startsWith(`/example/pulumi-resource-cloud/releases/download/v${VERSION}/`)) {
+        if (req.method !== "GET" || !file || !(req.url ?? "").startsWith(RELEASE_PATH)) {
             res.writeHead(404).end("Not Found");
             return;
         }
@@ -48,8 +55,7 @@ async function releaseServer(assets: Record<string, string>): Promise<{ url: str
 /** The override a mirror of the releases sets: the pluginDownloadURL (exactly) → the mirror's folder for a version. */
 function override(mirror: string): string {
     const escaped = PLUGIN_DOWNLOAD_URL.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-    const repo = PLUGIN_DOWNLOAD_URL.replace(/^github:\/\/api\.github\.com\//, "");
-    return `^${escaped}$=${mirror}/${repo}/releases/download/v\${VERSION}`;
+    return `^${escaped}$=${mirror}/${REPO}/releases/download/v\${VERSION}`;
 }
 
 describe("the engine installs the plugin by itself from its release location", function () {
@@ -75,7 +81,8 @@ describe("the engine installs the plugin by itself from its release location", f
     });
 
     it("the SDKs' pluginDownloadURL is this project's GitHub releases", () => {
-        expect(PLUGIN_DOWNLOAD_URL).to.match(/^github:\/\/api\.github\.com\/example\/pulumi-resource-cloud$/);
+        expect(PLUGIN_DOWNLOAD_URL).to.match(/^github:\/\/api\.github\.com\/[^/]+\/pulumi-resource-cloud$/)
+            .and.equal(REPOSITORY.replace(/^https:\/\/github\.com\//, "github://api.github.com/"));
     });
 
     it("the README's install section gives the package declaration `npm run gen-sdk` makes", () => {
@@ -99,7 +106,7 @@ describe("the engine installs the plugin by itself from its release location", f
         // Installed where the engine keeps plugins, from the tarball the release server gave it.
         expect(fs.statSync(path.join(sb.pluginDir, executableName(HOST_PLATFORM))).mode & 0o111).to.not.equal(0);
         expect(releases.requests).to.deep.equal([
-            `GET /example/pulumi-resource-cloud/releases/download/v${VERSION}/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
+            HOST_ASSET_GET,
         ]);
         expect((await stackOutputs(sb, dir)).etag).to.be.a("string").and.not.equal("");
     });
@@ -123,7 +130,7 @@ describe("the engine installs the plugin by itself from its release location", f
             expect(up.outputs.consumer.value).to.equal(CONSUMER);
             expect(emu.getPolicy(`services/${SERVICE}`).bindings?.flatMap((b) => b.members)).to.include("user:installed@example.com");
             expect(releases.requests.slice(before)).to.deep.equal([
-                `GET /example/pulumi-resource-cloud/releases/download/v${VERSION}/pulumi-resource-cloud-v${VERSION}-linux-amd64.tar.gz`,
+                HOST_ASSET_GET,
             ]);
             expect(fs.existsSync(path.join(fresh.pluginDir, executableName(HOST_PLATFORM)))).to.equal(true);
             await stack.destroy();
@@ -149,7 +156,7 @@ describe("the engine installs the plugin by itself from its release location", f
             }
         }
         // The release command went to the release location (the loopback mirror here), the other to the file.
-        expect(releases.requests.filter((r) => r.endsWith("linux-amd64.tar.gz")).length).to.be.greaterThan(0);
+        expect(releases.requests).to.include(HOST_ASSET_GET);
     });
 
     it("a release that lacks the tarball fails the install and says which URL it tried", async () => {
