@@ -16,6 +16,28 @@ export interface Runner {
 /** The aarch64 C library qemu-user loads an arm64 Linux binary's dynamic libraries from. */
 const ARM64_SYSROOT = "/usr/aarch64-linux-gnu";
 
+interface SystemPackage { name: string; file: string; runner: string }
+
+/** scripts/system-packages.tsv: the Debian packages a runner needs, each with a file it provides. */
+export function systemPackages(): SystemPackage[] {
+    // Compiled to build/scripts/; the table stays beside the sources.
+    const table = path.join(__dirname, "..", "..", "scripts", "system-packages.tsv");
+    return fs.readFileSync(table, "utf8").split("\n")
+        .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+        .map((line) => {
+            const [name, file, runner] = line.split("\t");
+            return { name, file, runner };
+        });
+}
+
+/** Why `runner` cannot run here (the packages whose file is missing, with the command that installs them), or undefined. */
+function missingPackages(runner: string): string | undefined {
+    const absent = systemPackages().filter((p) => p.runner === runner && !fs.existsSync(p.file));
+    if (absent.length === 0) return undefined;
+    const names = absent.map((p) => p.name).join(" ");
+    return `needs ${absent.map((p) => `${p.name} (${p.file})`).join(", ")}: apt-get install --no-install-recommends ${names}, or bash scripts/system-packages.sh`;
+}
+
 function onPath(name: string): string | undefined {
     for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
         const file = path.join(dir, name);
@@ -63,15 +85,14 @@ export function runnerFor(p: Platform): Runner | { missing: string } {
         case "native":
             return { command: (exe, args = []) => [exe, args], env: {} };
         case "qemu": {
+            const missing = missingPackages("qemu");
             const qemu = onPath("qemu-aarch64") ?? onPath("qemu-aarch64-static");
-            if (!qemu || !fs.existsSync(path.join(ARM64_SYSROOT, "lib"))) {
-                return { missing: "needs qemu-user and an arm64 C library: apt-get install qemu-user libc6-arm64-cross" };
-            }
+            if (missing || !qemu) return { missing: missing ?? "needs qemu-aarch64 on PATH" };
             return { command: (exe, args = []) => [qemu, ["-L", ARM64_SYSROOT, exe, ...args]], env: {} };
         }
         case "wine": {
             const wine = wineBinary();
-            if (!wine) return { missing: "needs Wine: apt-get install wine64" };
+            if (!wine) return { missing: missingPackages("wine") ?? "needs wine64" };
             return { command: (exe, args = []) => [wine, [exe, ...args]], env: { WINEPREFIX: winePrefix(wine), WINEDEBUG: "-all" } };
         }
         case "no":
