@@ -24,7 +24,6 @@ export function bindingResource(kind: ParentKind): Resource {
         summary: (subject) => `Authoritative for one role (and condition) in the IAM policy of ${subject}: its members are ` +
             "exactly `members`; other roles are left alone. Deleting it removes that role's binding.",
         example: { title: "Grant a role to a list of members", args: { members: [EXAMPLE_VALUES.member] } },
-        importParts: ", then the role, separated by a space; for a binding under a condition, the condition's title follows",
         grantChanges: (name, olds, news) => (name === "members" ? memberChanges(olds.members, news.members) : undefined),
     });
 }

@@ -13,9 +13,9 @@ import { memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentK
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../tokens";
 import { defineResource, Resource } from "./lifecycle";
+import { importDocIds, importDocText, parseImportId } from "./importId";
 import {
-    etagOutput, exampleIds, importText, KEEPS, keptGrants, ParentInputs, parentInputs, parentOf, parentProperties, parseParent,
-    readOrGone, unlessGone,
+    etagOutput, KEEPS, keptGrants, ParentInputs, parentInputs, parentOf, parentProperties, readOrGone, unlessGone,
 } from "./parent";
 import { PathChange, ResourceContext } from "./resource";
 
@@ -103,12 +103,8 @@ export interface GrantForm<M extends Properties> {
     summary(subject: string): string;
     /** The example's title and its members' argument. */
     readonly example: { readonly title: string; readonly args: ExampleArgs };
-    /** The import ID's parts after the parent, for the docs. */
-    readonly importParts: string;
     grantChanges?(property: keyof (GrantInputs & M) & string, olds: In<M>, news: In<M>): PathChange[] | undefined;
 }
-
-export const CONDITION_TITLE = "expires-2030";
 
 export function grantResource<M extends Properties>(kind: ParentKind, form: GrantForm<M>): Resource {
     const name = `${PREFIX[kind]}${form.suffix}`;
@@ -148,8 +144,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
         });
         return { etag: policy.etag ?? "" };
     };
-    const idForm = `<parent> <role>${form.authoritative ? "" : " <member>"} [condition title]`;
-    const exampleMember = form.authoritative ? [] : [EXAMPLE_VALUES.member];
+    const shape = form.authoritative ? "binding" : "member";
     return defineResource({
         token: resourceToken,
         description: `${form.summary(kind === "service" ? "a service" : "a consumer project of a service")} ${KEEPS} Do not combine it ` +
@@ -160,11 +155,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             program: [{ kind: "resource", name: form.authoritative ? "binding" : "member", token: resourceToken,
                 args: { ...exampleParent(kind), role: EXAMPLE_VALUES.role, ...form.example.args } }],
         }],
-        importDoc: {
-            text: importText(kind, form.importParts),
-            ids: [...exampleIds(kind, [EXAMPLE_VALUES.role, ...exampleMember]),
-                exampleIds(kind, [EXAMPLE_VALUES.role, ...exampleMember, CONDITION_TITLE])[0]],
-        },
+        importDoc: { text: importDocText(kind, shape), ids: importDocIds(kind, shape) },
         inputs,
         outputs: etagOutput,
         id: (i) => {
@@ -179,12 +170,11 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             };
         },
         parseId: (id) => {
-            const [p, role, ...rest] = id.split(" ");
-            const parentIn = parseParent(kind, p);
-            if (typeof parentIn === "string") return parentIn;
-            const members = form.authoritative ? [] : rest.splice(0, 1);
-            if (!role || members.length === (form.authoritative ? 1 : 0)) return `the import ID ${JSON.stringify(id)} needs "${idForm}"`;
-            return form.make(parentIn, role, members, rest.length ? { expression: "", title: rest.join(" ") } : undefined);
+            const named = parseImportId(kind, shape, id);
+            if (typeof named === "string") return named;
+            // A condition named by its title only: an empty expression (sameGrant then compares titles).
+            const condition = named.conditionTitle !== undefined ? { expression: "", title: named.conditionTitle } : undefined;
+            return form.make(named.parent, named.role ?? "", named.member !== undefined ? [named.member] : [], condition);
         },
         canonical: (i) => {
             const d = form.declared(i);

@@ -22,6 +22,5 @@ export function memberResource(kind: ParentKind): Resource {
         summary: (subject) => `Grants one role to one member in the IAM policy of ${subject}, leaving every other grant ` +
             "alone (non-authoritative). Deleting it removes only that member.",
         example: { title: "Grant a role to one member", args: { member: EXAMPLE_VALUES.member } },
-        importParts: ", then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows",
     });
 }

@@ -1,13 +1,13 @@
-// What every resource of this package shares: its parent (a service, or a consumer of one) as inputs, as an
-// import ID and in the docs; the resource tokens; what a refresh or a delete makes of a parent that is gone;
+// What every resource of this package shares: its parent (a service, or a consumer of one) as inputs (its import
+// ID: importId.ts); the resource tokens; what a refresh or a delete makes of a parent that is gone;
 // and what a Delete says when it keeps a grant. The resources themselves: policy.ts, binding.ts, member.ts.
 
 import { property, types } from "../define";
 import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { describeGrant, Grant, grantKey } from "../iam/grants";
-import { checkProjectId, checkServiceName, Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
-import { EXAMPLE_VALUES, PARENT_HINT } from "../functions/policyRecord";
+import { Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
+import { PARENT_HINT } from "../functions/policyRecord";
 
 import { shortUrn } from "./owners";
 import { ResourceContext } from "./resource";
@@ -27,30 +27,6 @@ export type ParentInputs = { serviceName: string; consumerProject?: string };
 
 /** The parent a resource's inputs name. */
 export const parentOf = (kind: ParentKind, inputs: ParentInputs): Parent => parentIn(kind, inputs.serviceName, inputs.consumerProject);
-
-/** The forms a parent takes in an import ID, as the docs show them and as parseParent accepts them. */
-export const PARENT_FORMS: Record<ParentKind, readonly string[]> = {
-    service: ["services/{serviceName}", "{serviceName}"],
-    consumer: ["services/{serviceName}/consumers/{consumerProject}", "{serviceName}/{consumerProject}"],
-};
-export const formsText = (kind: ParentKind) => PARENT_FORMS[kind].map((f) => `\`${f}\``).join(" or ");
-
-/** The parent's part of an import ID: `services/S` or `S`; `services/S/consumers/P` or `S/P`. */
-export function parseParent(kind: ParentKind, text: string): ParentInputs | string {
-    const bare = text.startsWith("services/") ? text.slice("services/".length) : text;
-    const parts = bare.split("/");
-    const [serviceName, consumerProject] = kind === "service"
-        ? parts.length === 1 ? [parts[0], undefined] : [undefined, undefined]
-        : parts.length === 3 && parts[1] === "consumers" ? [parts[0], parts[2]]
-            : parts.length === 2 ? [parts[0], parts[1]] : [undefined, undefined];
-    const forms = formsText(kind);
-    if (serviceName === undefined) return `the import ID ${JSON.stringify(text)} names no ${kind === "service" ? "service" : "consumer"}: use ${forms}`;
-    const s = checkServiceName(serviceName);
-    if (!s.ok) return `import ID: ${s.rule}`;
-    if (kind === "service") return { serviceName: s.value };
-    const p = checkProjectId(consumerProject!);
-    return p.ok ? { serviceName: s.value, consumerProject: p.value } : `import ID: ${p.rule}`;
-}
 
 export function parentInputs(kind: ParentKind, inputs: ParentInputs): ParentInputs {
     const p = parentOf(kind, inputs);
@@ -76,7 +52,7 @@ export async function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
 export const declaredBy = (ctx: ResourceContext, urn: string) => (urn === ctx.urn ? "this resource's replacement" : shortUrn(urn));
 
 /**
- * What a Delete on `parent` keeps because the rest of the deployment still declares it (owners.ts): `keeps` answers
+ * What a Delete on `parent` keeps because the rest of the deployment still declares it (deployment/): `keeps` answers
  * for one grant and notes those it keeps; `report` tells the user of them. A change function that is run again
  * (after a 409) starts with `forget`.
  */
@@ -105,22 +81,6 @@ export const readOrGone = (iam: IamFetcher, parent: Parent) => unlessGone(iam.ge
 
 export const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
 
-/** An example import ID per accepted parent form, followed by `rest` (space-separated). */
-export function exampleIds(kind: ParentKind, rest: readonly string[]): string[] {
-    return PARENT_FORMS[kind].map((f) => [f.replace("{serviceName}", EXAMPLE_VALUES.serviceName)
-        .replace("{consumerProject}", EXAMPLE_VALUES.consumerProject), ...rest].join(" "));
-}
-
-/** What an import ID is made of: the parent, then `parts` (space-separated). */
-export function importText(kind: ParentKind, parts: string): string {
-    const bare = kind === "consumer"
-        ? " Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a " +
-          "message giving the forms above."
-        : "";
-    return `The ID is the parent (${formsText(kind)})${parts}.${bare} Give the type's full token, as below.`;
-}
-
-
-/** What every Delete keeps (owners.ts), said once for the docs. */
+/** What every Delete keeps (deployment/), said once for the docs. */
 export const KEEPS = "A grant that another resource of the same deployment still declares (or this resource's replacement) " +
     "is left in place, with a warning.";

@@ -8,9 +8,9 @@ import {
 } from "../iam/policy";
 import { getIAMPolicy } from "../functions/getIAMPolicy";
 import { adminPolicyStatement, exampleParent } from "../functions/policyRecord";
+import { importDocIds, importDocText, parseImportId } from "./importId";
 import {
-    declaredBy, etagOutput, exampleIds, importText, KEEPS, keptGrants, parentInputs, parentOf, parentProperties, parseParent,
-    readOrGone, unlessGone,
+    declaredBy, etagOutput, KEEPS, keptGrants, parentInputs, parentOf, parentProperties, readOrGone, unlessGone,
 } from "./parent";
 import { token } from "../tokens";
 import { defineResource, Resource } from "./lifecycle";
@@ -72,15 +72,15 @@ export function policyResource(kind: ParentKind): Resource {
                 { kind: "resource", name: "policy", token: policyToken, args: { ...exampleParent(kind), policyData: { from: "admin", prop: "policyData" } } },
             ],
         }],
-        importDoc: { text: importText(kind, ""), ids: exampleIds(kind, []) },
+        importDoc: { text: importDocText(kind, "policy"), ids: importDocIds(kind, "policy") },
         inputs,
         outputs: etagOutput,
         id: (i) => parentName(parentOf(kind, i)),
         claims: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "policy", grants: grantsOf(desired(i).bindings) }),
         parseId: (id) => {
             // An import ID names the parent only; read() takes nothing else from it (as a Binding's takes no members).
-            const parentIn = parseParent(kind, id);
-            return typeof parentIn === "string" ? parentIn : { ...parentIn, policyData: "" };
+            const named = parseImportId(kind, "policy", id);
+            return typeof named === "string" ? named : { ...named.parent, policyData: "" };
         },
         canonical: (i) => {
             const parsed = parsePolicyData(i.policyData);

@@ -1,0 +1,184 @@
+// Import IDs, for the three shapes of resource (a Policy, a Binding, a Member) of either parent: the forms Pulumi
+// GCP documents (space-separated: the parent, the role, the member, a condition's title) and the IDs Terraform
+// writes into Pulumi GCP's state (slash-joined: `services/S[/consumers/P]/ROLE[/MEMBER]`, a condition appended as
+// Terraform's key `/TITLE/DESCRIPTION/EXPRESSION`). Said once here: the forms, as the docs and every refusal list
+// them, their parser, and the docs' example IDs.
+
+import { EXAMPLE_VALUES } from "../functions/policyRecord";
+import { checkProjectId, checkServiceName, isValidMember, ParentKind, roleProblem } from "../iam/names";
+import type { ParentInputs } from "./parent";
+
+/** What a resource's import ID holds beside its parent: nothing (a Policy), a role (a Binding), a role and a member. */
+export type GrantShape = "policy" | "binding" | "member";
+
+/** What an import ID names. A condition is named by its title only (Terraform's own import matches it so). */
+export interface ImportedId {
+    parent: ParentInputs;
+    role?: string;
+    member?: string;
+    conditionTitle?: string;
+}
+
+/** The forms a parent takes in Pulumi GCP's documented IDs; the first is Terraform's, which its state's IDs start with. */
+const PARENT_FORMS: Record<ParentKind, readonly string[]> = {
+    service: ["services/{serviceName}", "{serviceName}"],
+    consumer: ["services/{serviceName}/consumers/{consumerProject}", "{serviceName}/{consumerProject}"],
+};
+
+/** The parts after the parent, per shape. */
+const PARTS: Record<GrantShape, readonly string[]> = { policy: [], binding: ["{role}"], member: ["{role}", "{member}"] };
+const TITLE = "[{condition title}]";
+const KEY = "[/{condition title}/{condition description}/{condition expression}]";
+
+/** The accepted forms of an import ID: Pulumi GCP's documented ones, then Terraform's as Pulumi GCP's state holds it. */
+export function importForms(kind: ParentKind, shape: GrantShape): string[] {
+    if (shape === "policy") return [...PARENT_FORMS[kind]];
+    return [
+        ...PARENT_FORMS[kind].map((p) => [p, ...PARTS[shape], TITLE].join(" ")),
+        [PARENT_FORMS[kind][0], ...PARTS[shape]].join("/") + KEY,
+    ];
+}
+
+const formsList = (kind: ParentKind, shape: GrantShape) => importForms(kind, shape).map((f) => `\`${f}\``).join(", ");
+
+/** The docs' `## Import` text: every form, and what its parts are. */
+export function importDocText(kind: ParentKind, shape: GrantShape): string {
+    const grant = shape === "policy" ? "" :
+        " The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in " +
+        "its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title.";
+    const bare = kind === "consumer"
+        ? " Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above."
+        : "";
+    return `The ID takes one of these forms: ${formsList(kind, shape)}.${grant}${bare} Give the type's full token, as below.`;
+}
+
+/** The condition title the docs' example IDs name. */
+export const CONDITION_TITLE = "expires-2030";
+
+/** One example ID per accepted form (the first space-separated form also with a condition's title). */
+export function importDocIds(kind: ParentKind, shape: GrantShape): string[] {
+    const fill = (f: string) => f.replace("{serviceName}", EXAMPLE_VALUES.serviceName).replace("{consumerProject}", EXAMPLE_VALUES.consumerProject);
+    const rest = shape === "policy" ? [] : shape === "binding" ? [EXAMPLE_VALUES.role] : [EXAMPLE_VALUES.role, EXAMPLE_VALUES.member];
+    const spaced = PARENT_FORMS[kind].map((p) => [fill(p), ...rest].join(" "));
+    if (shape === "policy") return spaced;
+    return [...spaced, `${spaced[0]} ${CONDITION_TITLE}`, [fill(PARENT_FORMS[kind][0]), ...rest].join("/")];
+}
+
+/** What an import ID's refusal says: what is wrong, then every form that works. */
+function refusal(kind: ParentKind, shape: GrantShape, id: string, why: string): string {
+    const shown = id.length > 200 ? `${id.slice(0, 200)}…` : id;
+    return `the import ID ${JSON.stringify(shown)} ${why}. Accepted forms: ${formsList(kind, shape)}`;
+}
+
+/** The parent's checked names, or the rule one breaks. */
+function checkedParent(kind: ParentKind, service: string, consumer: string | undefined): ParentInputs | string {
+    const s = checkServiceName(service);
+    if (!s.ok) return `names no valid service: ${s.rule}`;
+    if (kind === "service") return { serviceName: s.value };
+    const p = checkProjectId(consumer ?? "");
+    return p.ok ? { serviceName: s.value, consumerProject: p.value } : `names no valid consumer project: ${p.rule}`;
+}
+
+/** A whole word as a parent (`services/S`, `S`; `services/S/consumers/P`, `S/P`); undefined when not of a parent's shape. */
+function spacedParent(kind: ParentKind, word: string): ParentInputs | string | undefined {
+    const parts = word.replace(/^services\//, "").split("/");
+    if (kind === "service") return parts.length === 1 ? checkedParent(kind, parts[0], undefined) : undefined;
+    if (parts.length === 3 && parts[1] === "consumers") return checkedParent(kind, parts[0], parts[2]);
+    return parts.length === 2 ? checkedParent(kind, parts[0], parts[1]) : undefined;
+}
+
+/** A role: `roles/R`, `projects/P/roles/R` or `organizations/O/roles/R`, then what follows it after a slash. */
+const ROLE_THEN = /^((?:projects\/[^/]+\/|organizations\/[^/]+\/)?roles\/[^/]+)(?:\/([\s\S]*))?$/;
+
+/** Text that holds no whitespace, quote or parenthesis: a member always, a CEL expression almost never. */
+const plain = (s: string) => !/[\s"'()]/.test(s);
+
+/** Whether `m` is a whole member as IAM writes it: a form IAM takes, with slashes only where that form has them. */
+function wholeMember(m: string): boolean {
+    if (!plain(m) || !isValidMember(m, { allowDeleted: true })) return false;
+    // `principal://…` and `principalSet://…` hold slashes; a workload identity holds one inside `[NAMESPACE/KSA]`.
+    return /^(?:deleted:)?principal(?:Set)?:\/\//.test(m) || !m.replace(/\[[^\]]*\]/g, "").includes("/");
+}
+
+/** The title of Terraform's condition key `TITLE/DESCRIPTION/EXPRESSION` (title and expression not empty), or undefined. */
+function keyTitle(key: string): string | undefined {
+    const parts = key.split("/");
+    return parts.length >= 3 && parts[0] !== "" && parts.slice(2).join("/") !== "" ? parts[0] : undefined;
+}
+
+/**
+ * A member then, optionally, a condition's key (Terraform's member ID after the role). Without a condition the
+ * whole text is the member; with one, the member is the longest whole member before a slash that leaves a
+ * condition key. Only a `principal://` member under a condition whose key holds no space, quote or parenthesis
+ * reads two ways; it is read as a member without a condition (the space-separated form says it unambiguously).
+ */
+function memberThenCondition(text: string): { member: string; conditionTitle?: string } | undefined {
+    if (wholeMember(text)) return { member: text };
+    for (let at = text.lastIndexOf("/"); at > 0; at = text.lastIndexOf("/", at - 1)) {
+        const member = text.slice(0, at);
+        const title = keyTitle(text.slice(at + 1));
+        if (title !== undefined && wholeMember(member)) return { member, conditionTitle: title };
+    }
+    return undefined;
+}
+
+/** A Terraform (slash-joined) ID: `services/S[/consumers/P]`, then the role, the member and a condition's key. */
+function parseTerraform(kind: ParentKind, shape: GrantShape, id: string): ImportedId | string {
+    const m = /^services\/([^/\s]+)(?:\/consumers\/([^/\s]+))?(?:\/([\s\S]*))?$/.exec(id);
+    if (!m) return "does not start with a parent";
+    const [, service, consumer, after] = m;
+    if (kind === "service" && consumer !== undefined) {
+        return "names a consumer project of a service: import it as the Consumers resource of the same kind";
+    }
+    if (kind === "consumer" && consumer === undefined) return "names no consumer project (`services/{serviceName}/consumers/{consumerProject}…`)";
+    const parent = checkedParent(kind, service, consumer);
+    if (typeof parent === "string") return parent;
+    if (shape === "policy") return after === undefined ? { parent } : "holds more than the parent";
+    const r = after === undefined ? null : ROLE_THEN.exec(after);
+    if (!r) return "names no role (`roles/NAME`, `projects/PROJECT/roles/NAME` or `organizations/ORG/roles/NAME`) after the parent";
+    const [, role, rest] = r;
+    const problem = roleProblem(role);
+    if (problem) return `names no valid role: ${problem}`;
+    if (shape === "binding") {
+        if (rest === undefined) return { parent, role };
+        const title = keyTitle(rest);
+        return title === undefined
+            ? "holds, after the role, no condition key `{title}/{description}/{expression}` (title and expression not empty)"
+            : { parent, role, conditionTitle: title };
+    }
+    if (rest === undefined) return "names no member after the role";
+    const member = memberThenCondition(rest);
+    return member === undefined
+        ? "holds, after the role, no member (e.g. `user:{email}`), or no condition key `{title}/{description}/{expression}` after it"
+        : { parent, role, ...member };
+}
+
+/** A space-separated ID (Pulumi GCP's documented form), after its parent. */
+function parseSpaced(shape: GrantShape, parent: ParentInputs, words: string[]): ImportedId | string {
+    if (shape === "policy") return words.length === 0 ? { parent } : "holds more than the parent";
+    const [role, ...rest] = words;
+    if (role === undefined) return "names no role after the parent";
+    const problem = roleProblem(role);
+    if (problem) return `names no valid role: ${problem}`;
+    if (shape === "binding") return { parent, role, ...(rest.length ? { conditionTitle: rest.join(" ") } : {}) };
+    const [member, ...title] = rest;
+    if (member === undefined) return "names no member after the role";
+    if (!isValidMember(member, { allowDeleted: true })) return `names no valid member: ${JSON.stringify(member)}`;
+    // Condition titles may hold spaces: the words left are the title, joined again (as Terraform does).
+    return { parent, role, member, ...(title.length ? { conditionTitle: title.join(" ") } : {}) };
+}
+
+/** What an import ID names, or a refusal naming what is wrong and every accepted form. */
+export function parseImportId(kind: ParentKind, shape: GrantShape, id: string): ImportedId | string {
+    const text = id.trim();
+    const words = text.split(/\s+/).filter((w) => w !== "");
+    const parent = words.length ? spacedParent(kind, words[0]) : undefined;
+    const parsed = words.length === 0 ? "is empty"
+        : parent !== undefined ? (typeof parent === "string" ? parent : parseSpaced(shape, parent, words.slice(1)))
+            // Not a parent first: Terraform's ID, whose condition expression may hold spaces (so the whole text).
+            : text.startsWith("services/") ? parseTerraform(kind, shape, text)
+                : kind === "consumer" && words.length === 1 && !text.includes("/")
+                    ? "names no service (Pulumi GCP's `{consumer_project}` alone cannot say which)"
+                    : "does not start with a parent";
+    return typeof parsed === "string" ? refusal(kind, shape, id, parsed) : parsed;
+}
