@@ -13,7 +13,7 @@ import { Credentials, CredentialsError, credentialsFor } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
-import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep } from "./parentPolicy";
+import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep, WriteMayHaveApplied } from "./parentPolicy";
 import { Policy } from "./policy";
 import { Pacer, QuotaWait, quotaAnswer } from "./quota";
 import { Backoff, RETRY, retryAfterMs } from "./retry";
@@ -164,7 +164,13 @@ export class IamFetcher {
                     return Promise.reject(new IamError(`the provider is shutting down: the policy of ${parentName(parent)} was not changed`,
                         undefined, Code.CANCELLED));
                 }
-                const write = fetcher.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline);
+                const attempts = { mayHaveApplied: false };
+                const write = fetcher.call(parent, "setIamPolicy", { policy: { ...policy, version: 3 }, updateMask }, deadline, undefined, attempts)
+                    .catch((e: unknown) => {
+                        if (!attempts.mayHaveApplied) throw e;
+                        const cause = e instanceof IamError ? e : new IamError(`setIamPolicy of ${parentName(parent)} failed: ${String(e)}`, undefined, Code.UNKNOWN);
+                        throw new WriteMayHaveApplied(cause);
+                    });
                 fetcher.track(write);
                 return write;
             },
@@ -225,9 +231,12 @@ export class IamFetcher {
         void Promise.all(this.inFlight).then(() => this.transport.close());
     }
 
-    /** One API call with its retries, within `deadline` (the operation's, when it is part of one). */
+    /**
+     * One API call with its retries, within `deadline` (the operation's, when it is part of one). `attempts` learns
+     * whether an attempt may have applied: it was sent and got no answer, or a 5xx (a 4xx refuses before applying).
+     */
     private async call(parent: Parent, verb: Verb, body: object, deadline = Date.now() + this.options.requestTimeoutMs,
-        signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal): Promise<Policy> {
+        signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal, attempts = { mayHaveApplied: false }): Promise<Policy> {
         const o = this.options;
         const url = this.transport.target(parent, verb);
         const payload = JSON.stringify(body);
@@ -240,18 +249,21 @@ export class IamFetcher {
                 throw e instanceof QuotaWait ? quotaSpent(e, verb, parent, this.quotaSettings) : e;
             });
             let answer: Answer | undefined;
+            let sending = false;
             try {
                 const authorization = await bounded(o.credentials.authorization(), deadline, signal,
                     () => new IamError(`no access token was obtained from ${o.credentials.source} within the request timeout ` +
                         `(raise ${this.requestTimeoutSetting} to wait longer, or check the token endpoint)`, undefined, Code.DEADLINE_EXCEEDED));
                 // A write once sent is never aborted: it may land, and then it must be reported as done.
+                sending = true;
                 answer = await this.transport.send(url, payload, authorization, deadline - Date.now(), verb === "setIamPolicy" ? undefined : signal);
             } catch (e) {
                 turn.done();
+                const code = (e as NodeJS.ErrnoException).code ?? "";
+                if (sending && !RETRY.unsent.has(code)) attempts.mayHaveApplied = true;
                 if (signal.aborted) throw cancelled(verb, parent);
                 if (e instanceof IamError) throw e;
                 if (e instanceof CredentialsError) throw new IamError(e.message, undefined, Code.UNAUTHENTICATED);
-                const code = (e as NodeJS.ErrnoException).code ?? "";
                 if (RETRY.unreachable[code] && attempt >= 2) {
                     throw new IamError(`cannot reach ${this.transport.base.origin} for ${verb} of ${parentName(parent)}: ${RETRY.unreachable[code]}. ` +
                         `Check the endpoint, from ${this.endpointSetting}`, undefined, Code.UNAVAILABLE);
@@ -271,6 +283,7 @@ export class IamFetcher {
                     continue;
                 }
                 turn.done();
+                if (answer.status >= 500) attempts.mayHaveApplied = true;
                 if (answer.status >= 200 && answer.status < 300) return parsePolicy(answer.body, verb, parent);
                 if (!RETRY.statuses.has(answer.status)) throw failure(answer, verb, parent, this.failures);
                 last = describeStatus(answer);

@@ -25,7 +25,8 @@
 //             change applied in arrival order (each a pure function of the policy: it is run again after a 409 or
 //             a split), one write with the read's etag. A 409 redoes the whole batch from a fresh read after a
 //             jittered backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch
-//             of several is narrowed down by halves, so only the refused change fails.
+//             of several is narrowed down by halves, so only the refused change fails. A write is noted as never
+//             applied (the journal's undo) only when no attempt of it can have applied: see `neverApplied`.
 //   wrote     A write accepted on the etag of the unconfirmed write confirms it (the policy was still that
 //             write's when this one landed); otherwise that one is confirmed by reading. The shared read in
 //             flight is dropped: it may have begun before the write.
@@ -44,11 +45,36 @@ import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 import { Backoff, RETRY } from "./retry";
 
+/**
+ * The failure of a write one attempt of which may have applied: it got no answer (a timeout, a lost connection) or
+ * a 5xx, so Google may have applied it though a later attempt was refused (a 409: the etag it changed) or the call
+ * gave up. Such a write is never taken for one that did not happen.
+ */
+export class WriteMayHaveApplied extends IamError {
+    constructor(cause: IamError) {
+        super(`${cause.message}. An attempt of this write got no answer or a server error, so it may have been ` +
+            "applied: `pulumi refresh` shows the policy as it is", cause.httpStatus, cause.code);
+    }
+}
+
+/**
+ * Whether a write's failure proves that no attempt of it applied: every attempt was refused before Google could
+ * apply it (a 4xx, including on the first attempt), or it was never sent (CANCELLED). Anything else, or one attempt
+ * that may have applied (WriteMayHaveApplied), leaves its outcome open.
+ */
+export function neverApplied(e: unknown): boolean {
+    if (!(e instanceof IamError) || e instanceof WriteMayHaveApplied) return false;
+    return (e.httpStatus !== undefined && e.httpStatus < 500) || e.code === Code.CANCELLED;
+}
+
 /** What a ParentPolicy needs of the fetcher: its calls, budgets, signals and diagnostics. */
 export interface PolicyApi {
     /** getIamPolicy at version 3, with the fetcher's retries, within `deadline`; stops when `signal` aborts. */
     read(parent: Parent, deadline: number, signal: AbortSignal): Promise<Policy>;
-    /** setIamPolicy at version 3 with `updateMask`; once sent, never aborted. Rejects (CANCELLED) when shutting down. */
+    /**
+     * setIamPolicy at version 3 with `updateMask`; once sent, never aborted. Rejects (CANCELLED) when shutting down,
+     * and with a WriteMayHaveApplied when an attempt may have applied.
+     */
     write(parent: Parent, policy: Policy, updateMask: string, deadline: number): Promise<Policy>;
     readonly requestTimeoutMs: number;
     /** The timeout setting as the user writes it (for messages). */
@@ -69,7 +95,7 @@ export interface ChangeOptions {
     auditConfigs?: boolean;
     /**
      * Told, before a write is sent, what the parent's policy was and what this change makes of it (a crash
-     * journal); returns what to call when the API refuses the write, which then never applied.
+     * journal); returns what to call when the write never applied (`neverApplied`).
      */
     record?: (parent: Parent, before: Policy, after: Policy) => () => void;
 }
@@ -299,10 +325,9 @@ export class ParentPolicy {
                 this.last = written;
                 return batch.map((p) => outcome(p, written));
             } catch (e) {
-                // An answer that refuses the write (4xx), or a write never sent: nothing was applied.
-                if (e instanceof IamError && ((e.httpStatus !== undefined && e.httpStatus < 500) || e.code === Code.CANCELLED)) {
-                    for (const u of undo) u();
-                }
+                // A 409 after an attempt that may have applied is most likely that attempt's own doing: not undone;
+                // the fresh read of the next round shows whether it landed.
+                if (neverApplied(e)) for (const u of undo) u();
                 if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
             }
             const wait = backoff.next();

@@ -7,6 +7,11 @@ export const RETRY = {
     statuses: new Set([429, 500, 502, 503, 504]),
     /** Network errors worth another attempt. */
     network: new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]),
+    /**
+     * Network errors raised before a request could leave (no connection, no address): the server never saw it. Any
+     * other failure of a sent request (a reset, a timeout) leaves open whether Google applied it.
+     */
+    unsent: new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]),
     /** Network errors that mean a wrong endpoint far more often than a blip: one quick retry, then fail naming it. */
     unreachable: { ECONNREFUSED: "the connection was refused", ENOTFOUND: "the host name is unknown" } as Record<string, string>,
     /** Backoff between attempts of one call. */
