@@ -27,9 +27,11 @@
 //             jittered backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch
 //             of several is narrowed down by halves, so only the refused change fails. A write is noted as never
 //             applied (the journal's undo) only when no attempt of it can have applied: see `neverApplied`.
-//   wrote     A write accepted on the etag of the unconfirmed write confirms it (the policy was still that
-//             write's when this one landed); otherwise that one is confirmed by reading. The shared read in
-//             flight is dropped: it may have begun before the write.
+//   wrote     Every write answered becomes the unconfirmed one, whatever became of the one before it meanwhile
+//             (its confirmation may have ended during the write). A write accepted on the etag of the write it
+//             replaces confirms that one (the policy was still that write's when this one landed); otherwise
+//             that one is confirmed by reading. The shared read in flight is dropped: it may have begun before
+//             the write.
 //   confirm   The unconfirmed write is read back until a read shows it (at most CONFIRM_READS reads,
 //             CONFIRM_INTERVAL_MS apart): when the changes stop, when a read of the parent comes, or at
 //             shutdown. If none shows it, another writer replaced it, and the user is warned.
@@ -344,16 +346,18 @@ export class ParentPolicy {
 
     /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
     private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
-        const previous = this.unconfirmed;
         try {
             const written = await this.api.write(this.parent, policy, mask, deadline);
             this.shared = undefined;
-            const chained = previous !== undefined && policy.etag !== undefined && policy.etag === previous.written.etag;
-            if (previous && !chained) void this.confirm(previous);
-            if (this.unconfirmed === previous) this.unconfirmed = { written, shows };
+            // The unconfirmed write as it is now, not as it was when this one was sent: its confirmation may have
+            // ended meanwhile, and this write must be read back all the same.
+            const replaced = this.unconfirmed;
+            const chained = replaced !== undefined && policy.etag !== undefined && policy.etag === replaced.written.etag;
+            if (replaced && !chained) void this.confirm(replaced);
+            this.unconfirmed = { written, shows };
             return written;
         } catch (e) {
-            if (previous) void this.confirm(previous);
+            void this.confirm(this.unconfirmed);
             throw e;
         }
     }

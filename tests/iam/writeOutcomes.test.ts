@@ -4,8 +4,8 @@
 
 import { expect } from "chai";
 import { Engine, startEngine, until } from "../support/engine";
-import { MEMBER, pulumiHome, ROLE, Stack, startStack } from "../support/plugin";
-import { Decide, faultProxy, FaultProxy, Seen } from "./faultProxy";
+import { MEMBER, pulumiHome, ROLE, SERVICE_FN, Stack, startStack } from "../support/plugin";
+import { Decide, Fate, faultProxy, FaultProxy, Seen } from "./faultProxy";
 
 const TOKEN = "ya29.write-outcomes-test-token";
 const SERVICE = "outcomes.endpoints.my-project.cloud.goog";
@@ -65,5 +65,30 @@ describe("writes whose outcome was hidden, and overlapping read-backs", function
         await stack.plugin.create(MEMBER, member("user:other@example.com"), false, "other");
         await until(() => engine.messages.some((m) => m.includes("before Pulumi recorded them")));
         expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:landed@example.com");
+    });
+
+    it("a write answered after the read-back of the one before it ended is read back too", async () => {
+        // Reads lag writes by 1.2 s. A's read-back (started by a lookup) ends while B, chained on A's answer, is
+        // held at the proxy; a lookup right after B must wait for B to show.
+        let releaseB: () => void = () => undefined;
+        const bReleased = new Promise<void>((resolve) => (releaseB = resolve));
+        const isB = (s: Seen, seen: readonly Seen[]) => isWrite(s) && writeNumber(s, seen) === 1;
+        const proxy = await start(async (s, _, seen): Promise<Fate> => {
+            if (isB(s, seen)) await bReleased;
+            return "pass";
+        }, {
+            // B arrives while the loop gathers after A's write: it is written on A's answer (no read).
+            "cloud:config:batching": JSON.stringify({ enableBatching: true, sendAfter: "600ms" }),
+        });
+        stack.emu.setBehavior({ propagationMs: 1200 });
+        await stack.plugin.create(MEMBER, member("user:a@example.com"), false, "a");
+        const first = stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        const b = stack.plugin.create(MEMBER, member("user:b@example.com"), false, "b");
+        await proxy.until((s) => isB(s, proxy.seen));
+        expect(members(JSON.parse(String((await first).return?.policyData))), "A's read-back").to.deep.equal(["user:a@example.com"]);
+        releaseB();
+        await b;
+        const after = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(members(JSON.parse(String(after.return?.policyData))), "a lookup after B's answer").to.deep.equal(["user:a@example.com", "user:b@example.com"]);
     });
 });
