@@ -238,6 +238,7 @@ export class IamFetcher {
     private async call(parent: Parent, verb: Verb, body: object, deadline = Date.now() + this.options.requestTimeoutMs,
         signal = (verb === "setIamPolicy" ? this.writing : this.reading).signal, attempts = { mayHaveApplied: false }): Promise<Policy> {
         const o = this.options;
+        const attemptMs = o.requestTimeoutMs * RETRY.attemptShare;
         const url = this.transport.target(parent, verb);
         const payload = JSON.stringify(body);
         const started = Date.now();
@@ -254,9 +255,11 @@ export class IamFetcher {
                 const authorization = await bounded(o.credentials.authorization(), deadline, signal,
                     () => new IamError(`no access token was obtained from ${o.credentials.source} within the request timeout ` +
                         `(raise ${this.requestTimeoutSetting} to wait longer, or check the token endpoint)`, undefined, Code.DEADLINE_EXCEEDED));
-                // A write once sent is never aborted: it may land, and then it must be reported as done.
+                // A write once sent is never aborted: it may land, and then it must be reported as done. Each attempt
+                // has its own timeout (RETRY.attemptShare), so one that hangs is retried within the deadline.
                 sending = true;
-                answer = await this.transport.send(url, payload, authorization, deadline - Date.now(), verb === "setIamPolicy" ? undefined : signal);
+                answer = await this.transport.send(url, payload, authorization, Math.min(attemptMs, deadline - Date.now()),
+                    verb === "setIamPolicy" ? undefined : signal);
             } catch (e) {
                 turn.done();
                 const code = (e as NodeJS.ErrnoException).code ?? "";

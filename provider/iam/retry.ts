@@ -14,6 +14,14 @@ export const RETRY = {
     unsent: new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]),
     /** Network errors that mean a wrong endpoint far more often than a blip: one quick retry, then fail naming it. */
     unreachable: { ECONNREFUSED: "the connection was refused", ENOTFOUND: "the host name is unknown" } as Record<string, string>,
+    /**
+     * Each attempt's own timeout, as a share of the call's budget (`requestTimeout`): an attempt that never answers
+     * (a connection dropped without a reset, a stuck front end) is given up and retried while the budget lasts,
+     * instead of spending all of it. A third lets the hung attempt, the backoffs after it (at most 0.25 s, then 0.5 s)
+     * and two more attempts fit, and still leaves any answer Google gives in time ample room: IAM calls answer in
+     * well under a second, and an attempt gets 40 s at the default 120 s (2 s at a `requestTimeout` of 6 s).
+     */
+    attemptShare: 1 / 3,
     /** Backoff between attempts of one call. */
     call: { firstMs: 250, maxMs: 8000 },
     /** Backoff before redoing a read-modify-write refused with 409 ABORTED, as Terraform's IAM writers do. */

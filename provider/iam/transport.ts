@@ -43,7 +43,10 @@ export class Transport {
         return `${this.base.origin}${this.target(parent, verb).path}`;
     }
 
-    /** One POST; `signal` (none for a write once sent) aborts it; rejects on network errors only. */
+    /**
+     * One POST; `signal` (none for a write once sent) aborts it; rejects on network errors only, and with ETIMEDOUT
+     * when the whole exchange (connecting, sending, the answer to its last byte) takes longer than `timeoutMs`.
+     */
     send(url: http.RequestOptions, payload: string, authorization: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<Answer> {
         const headers: http.OutgoingHttpHeaders = {
             "Authorization": authorization,
@@ -58,15 +61,28 @@ export class Transport {
             const req = transport.request({ ...url, method: "POST", headers, agent: this.agent, signal }, (res) => {
                 const chunks: Buffer[] = [];
                 res.on("data", (c: Buffer) => chunks.push(c));
-                res.on("error", reject);
-                res.on("end", () => resolve({
-                    status: res.statusCode ?? 0,
-                    retryAfter: res.headers["retry-after"],
-                    body: Buffer.concat(chunks).toString("utf8"),
-                }));
+                res.on("error", fail);
+                res.on("end", () => {
+                    clearTimeout(timer);
+                    resolve({
+                        status: res.statusCode ?? 0,
+                        retryAfter: res.headers["retry-after"],
+                        body: Buffer.concat(chunks).toString("utf8"),
+                    });
+                });
             });
-            req.setTimeout(Math.max(1, timeoutMs), () => req.destroy(Object.assign(new Error("request timed out"), { code: "ETIMEDOUT" })));
-            req.on("error", reject);
+            // A timer over the whole exchange, not the socket's idle timeout: an answer that trickles in, or a
+            // connection kept alive without one, is as hung as silence. Destroying the request frees its socket.
+            const timer = setTimeout(() => {
+                const timedOut = Object.assign(new Error(`no answer within ${Math.round(timeoutMs)} ms`), { code: "ETIMEDOUT" });
+                reject(timedOut);
+                req.destroy(timedOut);
+            }, Math.max(1, timeoutMs));
+            function fail(e: Error): void {
+                clearTimeout(timer);
+                reject(e);
+            }
+            req.on("error", fail);
             req.end(payload);
         });
     }

@@ -67,6 +67,29 @@ describe("writes whose outcome was hidden, and overlapping read-backs", function
         expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:landed@example.com");
     });
 
+    it("a write that never answers is retried within the request timeout, and its retry's 409 ends in the change", async () => {
+        // The first write lands and its connection hangs: only a per-attempt timeout lets a retry happen.
+        const proxy = await start((s, _, seen) => (isWrite(s) && writeNumber(s, seen) === 0 ? "land-then-hang" : "pass"),
+            { "cloud:config:requestTimeout": "6s" });
+        const started = Date.now();
+        await stack.plugin.create(MEMBER, member("user:hung@example.com"), false, "hung");
+        expect(Date.now() - started, "within the request timeout").to.be.below(6000);
+        const lookup = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(members(JSON.parse(String(lookup.return?.policyData)))).to.deep.equal(["user:hung@example.com"]);
+        const writes = proxy.seen.filter(isWrite).map((s) => s.status);
+        expect(writes.slice(0, 2), "the hung attempt, then its retry refused for the etag the first one changed").to.deep.equal([undefined, 409]);
+    });
+
+    it("a read that never answers is retried within the request timeout", async () => {
+        await start((_, i) => (i === 0 ? "hang" : "pass"), { "cloud:config:requestTimeout": "6s" });
+        stack.emu.setPolicy(PARENT, { bindings: [{ role: ROLE, members: ["user:r@example.com"] }] });
+        const started = Date.now();
+        const lookup = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
+        expect(lookup.failures).to.deep.equal([]);
+        expect(members(JSON.parse(String(lookup.return?.policyData)))).to.deep.equal(["user:r@example.com"]);
+        expect(Date.now() - started, "within the request timeout").to.be.below(6000);
+    });
+
     it("a write answered after the read-back of the one before it ended is read back too", async () => {
         // Reads lag writes by 1.2 s. A's read-back (started by a lookup) ends while B, chained on A's answer, is
         // held at the proxy; a lookup right after B must wait for B to show.
