@@ -17,9 +17,9 @@ export const RETRY = {
     /**
      * Each attempt's own timeout, as a share of the call's budget (`requestTimeout`): an attempt that never answers
      * (a connection dropped without a reset, a stuck front end) is given up and retried while the budget lasts,
-     * instead of spending all of it. A third lets the hung attempt, the backoffs after it (at most 0.25 s, then 0.5 s)
-     * and two more attempts fit, and still leaves any answer Google gives in time ample room: IAM calls answer in
-     * well under a second, and an attempt gets 40 s at the default 120 s (2 s at a `requestTimeout` of 6 s).
+     * instead of spending all of it. A third lets a hung attempt and a full second one fit, and most of a third after
+     * the backoffs (at most 0.25 s, then 0.5 s; the last attempt gets what is left), while any answer Google gives in
+     * time keeps ample room: IAM calls answer in well under a second, and an attempt gets 40 s at the default 120 s.
      */
     attemptShare: 1 / 3,
     /** Backoff between attempts of one call. */
