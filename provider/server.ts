@@ -25,8 +25,7 @@ import { ASSETS } from "./packaging";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
-import { WriteJournal } from "./resources/journal";
-import { Declarations } from "./resources/owners";
+import { Deployment } from "./deployment/deployment";
 import { ResourceContext } from "./resources/resource";
 import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
@@ -125,12 +124,11 @@ export class Provider implements Rpcs {
     private configUnknown = false;
     private fetcher?: IamFetcher;
     private schema?: string;
-    private readonly declarations = new Declarations();
-    private readonly journal = new WriteJournal();
-    /** Whether this deployment changed anything (a Create, Update or Delete that was not a preview). */
-    private changed = false;
+    private readonly deployment: Deployment;
 
-    constructor(private readonly log: Logger) {}
+    constructor(private readonly log: Logger) {
+        this.deployment = new Deployment(log);
+    }
 
     /** The IAM fetcher for the current configuration, built on first use. */
     private iam(): IamFetcher {
@@ -159,7 +157,7 @@ export class Provider implements Rpcs {
     /** The engine's address (command line, Handshake or Attach): its Log service, and the deployment's other plugins. */
     attachEngine(address: string | undefined): void {
         this.log.attach(address);
-        this.declarations.share(address);
+        this.deployment.engine(address);
     }
 
     handshake(req: pb.ProviderHandshakeRequest): pb.ProviderHandshakeResponse {
@@ -219,19 +217,9 @@ export class Provider implements Rpcs {
             .setDiffsList(diffs).setHasdetaileddiff(true);
     }
 
-    /**
-     * Every resource request names the stack (its URN): the journal then takes over what a dead process left
-     * unrecorded for that stack, and the user hears of it once.
-     */
-    private seen(urn: string): void {
-        this.journal.attach(urn);
-        const report = this.journal.report();
-        if (report) this.log.warn(report);
-    }
-
     configure(req: pb.ConfigureRequest): pb.ConfigureResponse {
         const urn = req.getUrn();
-        if (urn) this.seen(urn);
+        if (urn) this.deployment.attach(urn);
         const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
         this.configUnknown = unwrap(input).unknown;
         if (!this.configUnknown) this.applyConfig(input, configOrigin(req.getName() ?? ""));
@@ -270,17 +258,18 @@ export class Provider implements Rpcs {
     }
 
     /**
-     * Shutdown: at the end of a deployment that changed something, grants an earlier, dead process wrote for
-     * resources this program no longer declares are removed first (journal.ts, within a short budget: the
+     * Shutdown: what earlier, dead processes left is settled first (deployment.ts, within a short budget: the
      * engine kills a plugin 5 s after SIGINT); then see IamFetcher.drain.
      */
     async drain(): Promise<void> {
-        if (this.changed && this.fetcher) {
-            const notes = await bounded(
-                this.journal.removeUndeclared(this.fetcher, (urn) => this.declarations.has(urn), (parent) => this.declarations.kept(parent)),
-                Date.now() + 2500, undefined, () => new Error("no time left")).catch(() => []);
-            for (const note of notes) this.log.warn(note);
+        let iam: IamFetcher | undefined;
+        try {
+            iam = this.deployment.changed && !this.configUnknown ? this.iam() : undefined;
+        } catch {
+            iam = undefined; // settle says it could not remove, and why
         }
+        const notes = await bounded(this.deployment.settle(iam), Date.now() + 2500, undefined, () => new Error("no time left")).catch(() => []);
+        for (const note of notes) this.log.warn(note);
         await (this.fetcher?.drain() ?? Promise.resolve());
     }
 
@@ -312,25 +301,25 @@ export class Provider implements Rpcs {
         return { iam: () => this.iam() };
     }
 
-    /** What a resource operation on `urn` may use; the journal hears of the stack first (see seen()). */
+    /** What a resource operation on `urn` may use; the deployment hears of the stack first. */
     private resourceContext(urn: string): ResourceContext {
-        this.seen(urn);
+        this.deployment.attach(urn);
         return {
             iam: () => this.iam(),
             urn,
-            kept: (parent) => this.declarations.kept(parent),
+            kept: (parent) => this.deployment.kept(parent),
             warn: (message) => this.log.warn(message, urn),
-            wrote: (parent, before, after) => this.journal.wrote(urn, parent, before, after),
+            wrote: (parent, before, after) => this.deployment.wrote(urn, parent, before, after),
         };
     }
 
     check(req: pb.CheckRequest): pb.CheckResponse {
-        this.seen(req.getUrn());
+        this.deployment.attach(req.getUrn());
         const def = this.resource(typeOf(req));
         const { failures, claim, warnings } = def.check(toMap(req.getNews()));
         // Check sees every resource of the program on every preview and update: resources that fight over a
-        // grant, a role or a whole policy are told so, each on its own resource (once per pair).
-        if (claim) for (const n of this.declarations.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
+        // grant, a role or a whole policy are told so, each on its own resource (once per pair, in the deployment).
+        if (claim) for (const n of this.deployment.declare(req.getUrn(), claim)) this.log.warn(n.message, n.urn);
         for (const w of warnings) this.log.warn(w, req.getUrn());
         // The inputs are taken as the engine sent them (nothing is defaulted or normalized).
         return new pb.CheckResponse().setInputs(req.getNews() ?? new Struct()).setFailuresList(failuresOf(failures));
@@ -338,6 +327,9 @@ export class Provider implements Rpcs {
 
     diff(req: pb.DiffRequest): pb.DiffResponse {
         const def = this.resource(typeOf(req));
+        // The engine sends a resource's state only when it holds it: the writes made for it are recorded.
+        this.deployment.attach(req.getUrn());
+        this.deployment.recorded(req.getUrn());
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
         const d = def.diff(olds, toMap(req.getNews()));
         const res = new pb.DiffResponse()
@@ -354,7 +346,7 @@ export class Provider implements Rpcs {
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
         const r = await this.resource(typeOf(req)).create(toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
-        if (!req.getPreview()) this.recorded(req.getUrn());
+        if (!req.getPreview()) this.deployment.answered(req.getUrn());
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
@@ -362,34 +354,29 @@ export class Provider implements Rpcs {
         const r = await this.resource(typeOf(req)).read(req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
-        this.journal.recorded(req.getUrn());
+        // A refresh sends the state the engine holds; an import (no state yet) writes nothing.
+        if (Object.keys(toMap(req.getProperties())).length) this.deployment.recorded(req.getUrn());
         return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
     }
 
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
+        this.deployment.recorded(req.getUrn()); // an Update carries the state the engine holds
         const properties = await def.update(olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
-        if (!req.getPreview()) this.recorded(req.getUrn());
+        if (!req.getPreview()) this.deployment.answered(req.getUrn());
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
         await this.resource(typeOf(req)).delete(toMap(req.getProperties()), this.resourceContext(req.getUrn()));
-        this.changed = true;
+        this.deployment.deleted(req.getUrn());
         return new Empty();
-    }
-
-    /** A Create or Update is being answered: the engine records the resource, so its writes are not orphans. */
-    private recorded(urn: string): void {
-        this.changed = true;
-        this.journal.recorded(urn);
     }
 
     close(): void {
         this.fetcher?.close();
-        this.declarations.close();
-        this.journal.close();
+        this.deployment.close();
         this.log.close();
     }
 }

@@ -8,7 +8,7 @@ import { checkProperties, concealSecrets, Failure, InputError } from "../check";
 import { CONDITIONS_NOT_TAKEN } from "../iam/apiErrors";
 import { Properties, Values } from "../define";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
-import { Claim } from "./owners";
+import { Claim } from "../deployment/claims";
 import { PathChange, ResourceContext, ResourceDefinition } from "./resource";
 
 export interface DiffResult {
@@ -140,7 +140,7 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
             }
             // Replaced by deleting first, whoever decides on the replacement (the engine reads this flag for
             // `replaceOnChanges` too): the old resource's Delete then runs before the new one exists in Google's
-            // policy, and keeps what the replacement declares (owners.ts). The engine does not ask Diff for
+            // policy, and keeps what the replacement declares (deployment/). The engine does not ask Diff for
             // `--replace` or a changed provider and creates first then; the Delete keeps the replacement's
             // grants all the same.
             return { changed, replaces, deleteBeforeReplace: true, detailed };

@@ -9,7 +9,7 @@ import { describeGrant, Grant, grantKey } from "../iam/grants";
 import { Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { PARENT_HINT } from "../functions/policyRecord";
 
-import { shortUrn } from "./owners";
+import { shortUrn } from "../deployment/claims";
 import { ResourceContext } from "./resource";
 
 

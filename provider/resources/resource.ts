@@ -9,7 +9,7 @@ import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
 import type { Parent } from "../iam/names";
 import type { Policy } from "../iam/policy";
-import type { Claim, Kept } from "./owners";
+import type { Claim, Kept } from "../deployment/claims";
 
 /** What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it. */
 export interface ResourceContext extends InvokeContext {
@@ -19,7 +19,7 @@ export interface ResourceContext extends InvokeContext {
     kept(parent: string): Kept;
     /** A warning shown on this resource. */
     warn(message: string): void;
-    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (journal.ts); returns its undo. */
+    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (deployment/deployment.ts); returns its undo. */
     wrote(parent: Parent, before: Policy, after: Policy): () => void;
 }
 
@@ -47,7 +47,7 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     readonly inputs: I;
     /** Outputs beyond the inputs (the state holds both). */
     readonly outputs: O;
-    /** What the resource declares of its parent's policy (owners.ts: conflicts are warned of, Deletes keep it). */
+    /** What the resource declares of its parent's policy (deployment/claims.ts: conflicts are warned of, Deletes keep it). */
     claims(inputs: Values<I>): Claim;
     /** The ID of the resource the inputs describe (Terraform's form). */
     id(inputs: Values<I>): string;

@@ -25,7 +25,7 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
     // Each test is one deployment: a plugin process of its own, logging to a recording engine.
     before(async () => {
         engine = await startEngine();
-        stack = await startStack(TOKEN, [SERVICE], { engine: engine.address });
+        stack = await startStack(TOKEN, [SERVICE], { engine });
     });
     after(async () => {
         await stack?.stop();
@@ -274,7 +274,7 @@ describe("after a crash, no grant is orphaned in silence", function () {
     async function machine(body: (stack: Stack, engine: Engine) => Promise<void>): Promise<void> {
         const engine = await startEngine();
         try {
-            const stack = await startStack(TOKEN, [SERVICE], { engine: engine.address, env: { PULUMI_HOME: pulumiHome() } });
+            const stack = await startStack(TOKEN, [SERVICE], { engine, env: { PULUMI_HOME: pulumiHome() } });
             try {
                 await body(stack, engine);
             } finally {

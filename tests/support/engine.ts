@@ -18,7 +18,12 @@ export interface EngineLog {
 /** A stand-in for the engine's Log service, recording every message. */
 export interface Engine {
     /** Where it listens: the address the engine passes a plugin on its command line. */
-    address: string;
+    readonly address: string;
+    /**
+     * Listens on a new address from now on, as the next `pulumi` command's engine would: the plugin processes of one
+     * engine run share what their resources declare, those of the next run do not.
+     */
+    nextRun(): Promise<string>;
     /** Every message, in the order it arrived. */
     logs: EngineLog[];
     /** The texts of `logs`. */
@@ -37,10 +42,14 @@ export async function startEngine(): Promise<Engine> {
             cb(null, new Empty());
         },
     });
-    const port = await new Promise<number>((resolve, reject) =>
-        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const bind = () => new Promise<string>((resolve, reject) =>
+        server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(`127.0.0.1:${p}`))));
+    let address = await bind();
     return {
-        address: `127.0.0.1:${port}`,
+        get address() {
+            return address;
+        },
+        nextRun: async () => (address = await bind()),
         logs,
         get messages() {
             return logs.map((l) => l.message);

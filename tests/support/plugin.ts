@@ -1,6 +1,7 @@
 // Drives the real plugin executable as the engine does: spawn, read the port from stdout line 1, speak
 // pulumirpc.ResourceProvider over gRPC with the stubs shipped in @pulumi/pulumi.
 
+import type { Engine } from "./engine";
 import { ChildProcess, execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -13,7 +14,7 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 import { PACKAGE_VERSION as VERSION } from "../../provider/version";
-import { assetName, executableName, Platform, platformKey, PLATFORMS, sourceDate } from "../../scripts/platforms";
+import { assetName, executableName, NODE_FOLDER, Platform, platformKey, PLATFORMS, sourceDate } from "../../scripts/platforms";
 import { tempDir } from "./temp";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
@@ -21,8 +22,8 @@ export const PLUGIN = path.join(ROOT, "bin", "pulumi-resource-cloud");
 
 /** The platform this machine installs (the tests run on Linux x86-64). */
 export const HOST_PLATFORM: Platform = PLATFORMS.find((p) => p.os === "linux" && p.arch === "amd64")!;
-/** A platform whose plugin is the folder the user's `node` runs (the same on any Unix). */
-export const FOLDER_PLATFORM: Platform = PLATFORMS.find((p) => !p.node)!;
+/** The plugin as a folder the user's `node` runs (not released; the same on any Unix: scripts/platforms.ts). */
+export const FOLDER_PLATFORM: Platform = NODE_FOLDER;
 
 /** A fresh PULUMI_HOME, removed when the test process exits. */
 export const pulumiHome = (): string => tempDir("pulumi-home");
@@ -121,7 +122,7 @@ export class Plugin {
 
     /**
      * Starts the plugin with only the given environment variables (plus PATH/HOME), so no machine config leaks in.
-     * Each process gets a PULUMI_HOME of its own (its crash journal, see provider/resources/journal.ts) unless
+     * Each process gets a PULUMI_HOME of its own (its crash journal, see provider/deployment/deployment.ts) unless
      * `env` names one: processes that stand for one user's successive deployments share it.
      */
     static async start(opts: { env?: NodeJS.ProcessEnv; args?: string[]; command?: string[]; outputFiles?: boolean } = {}): Promise<Plugin> {
@@ -318,8 +319,11 @@ export function listGrants(policy: Pick<Policy, "bindings">): string[] {
 export interface StackOptions {
     /** The emulator's options; the stack's token is added to its access tokens. */
     emulator?: EmulatorOptions;
-    /** An engine's address (tests/support/engine.ts), passed to every plugin process: their log calls go there. */
-    engine?: string;
+    /**
+     * An engine (tests/support/engine.ts) or its address, passed to every plugin process: their log calls go there.
+     * With an engine, each `nextDeployment` is a new engine run (a new address).
+     */
+    engine?: string | Engine;
     /** Environment variables of every plugin process (Plugin.start's `env`). */
     env?: NodeJS.ProcessEnv;
 }
@@ -348,8 +352,11 @@ export async function startStack(token: string, services: string[], opts: StackO
         "cloud:config:requestTimeout": "20s",
         ...extra,
     });
+    // One user's machine: every plugin process of the stack shares its PULUMI_HOME (the deployment's files).
+    const env: NodeJS.ProcessEnv = { PULUMI_HOME: pulumiHome(), ...opts.env };
     const startPlugin = async () => {
-        const p = await Plugin.start({ env: opts.env, args: opts.engine === undefined ? [] : [opts.engine] });
+        const engine = typeof opts.engine === "string" ? opts.engine : opts.engine?.address;
+        const p = await Plugin.start({ env, args: engine === undefined ? [] : [engine] });
         try {
             await p.configure(undefined, vars());
         } catch (e) {
@@ -378,6 +385,7 @@ export async function startStack(token: string, services: string[], opts: StackO
             // The engine starts a plugin per deployment: what one deployment's program declared is not the next's.
             // Stopping the last one waits for its writes to be confirmed (its drain).
             await plugin.stop();
+            if (typeof opts.engine === "object") await opts.engine.nextRun();
             plugin = await startPlugin();
         },
         async stop() {

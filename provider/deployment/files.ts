@@ -1,0 +1,226 @@
+// The deployment's files on disk: one folder per stack under PULUMI_HOME, in which each plugin process keeps one
+// append-only file of JSON lines and reads the others'. What makes them hold:
+//   - a process is not its PID: files are named by a random id, and whether their writer still runs is told by its
+//     PID together with its start time in the same PID namespace, else by a heartbeat (the file's mtime), so a
+//     reused PID, a PID namespace or another host sharing the folder never keeps a dead process "alive" nor a live
+//     one "dead";
+//   - folders are never removed (a process that made one but has not written yet can never lose it) and files only
+//     by a process that has taken over everything they held;
+//   - a line that guards a write is on disk (fsync) before the write is sent;
+//   - a folder that is a symbolic link, belongs to another user or is open to others is never used: the caller
+//     is told why, and runs on without it.
+
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+/** How often a process touches its file, and how long without a touch makes it dead where its PID cannot tell. */
+export const HEARTBEAT_MS = 2000;
+export const STALE_MS = 15_000;
+
+/** Who wrote a file: enough to tell later whether that process still runs. */
+export interface Writer {
+    id: string;
+    pid: number;
+    host: string;
+    /** The PID namespace (Linux), so a PID is only compared within its own. */
+    pidns?: string;
+    /** The process's start time where the system tells it (Linux: clock ticks since boot). */
+    start?: string;
+}
+
+function pidNamespace(): string | undefined {
+    try {
+        return fs.readlinkSync("/proc/self/ns/pid");
+    } catch {
+        return undefined;
+    }
+}
+
+function startTime(pid: number): string | undefined {
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        // Field 22, counted after the command name (which may hold spaces and parentheses).
+        return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    } catch {
+        return undefined;
+    }
+}
+
+function pidRuns(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "EPERM";
+    }
+}
+
+export const SELF: Writer = {
+    id: crypto.randomUUID(),
+    pid: process.pid,
+    host: os.hostname(),
+    pidns: pidNamespace(),
+    start: startTime(process.pid),
+};
+
+/** Whether the writer of a file last touched at `touched` (ms) still runs, as far as this process can tell. */
+export function stillRuns(w: Writer, touched: number, now = Date.now()): boolean {
+    if (w.id === SELF.id) return true;
+    if (w.host === SELF.host && w.pidns === SELF.pidns) {
+        if (!pidRuns(w.pid)) return false;
+        // The same PID with another start time is another process.
+        if (w.start !== undefined && SELF.start !== undefined) return startTime(w.pid) === w.start;
+    }
+    return now - touched < STALE_MS;
+}
+
+/**
+ * Makes `dir` (and its parents) if missing, private to the user, and says why it cannot be used if it cannot: a
+ * symbolic link, not a folder, another user's, or open to others. Undefined when it is fit.
+ */
+export function privateFolder(dir: string): string | undefined {
+    try {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+        return `it cannot be made (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+    }
+    let st: fs.Stats;
+    try {
+        st = fs.lstatSync(dir);
+    } catch (e) {
+        return `it cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+    }
+    if (st.isSymbolicLink()) return "it is a symbolic link";
+    if (!st.isDirectory()) return "it is not a folder";
+    const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+    if (uid !== undefined && st.uid !== uid) return `it belongs to another user (uid ${st.uid}, this is uid ${uid})`;
+    // Windows reports no POSIX modes worth judging; its user profile is private already.
+    if (process.platform !== "win32" && (st.mode & 0o077) !== 0) {
+        return `it is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}; it must be 0700)`;
+    }
+    return undefined;
+}
+
+/** Another process's file as read so far. */
+export interface Peer<L> {
+    file: string;
+    writer?: Writer;
+    lines: L[];
+    /** Its mtime (ms): the writer's last heartbeat or line. */
+    touched: number;
+}
+
+/** This process's file in a folder, and what the other files there say (read incrementally). */
+export class ProcessFile<L> {
+    private fd?: number;
+    private readonly file: string;
+    private heartbeat?: NodeJS.Timeout;
+    private readonly read = new Map<string, { offset: number; rest: string; peer: Peer<L> }>();
+
+    /** Opens this process's file, its first line `header`; throws with the reason it cannot be written. */
+    constructor(readonly folder: string, header: L) {
+        this.file = path.join(folder, `${SELF.id}.jsonl`);
+        // O_EXCL and O_NOFOLLOW: never someone else's file, nor a link planted under this name.
+        this.fd = fs.openSync(this.file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | (fs.constants.O_NOFOLLOW ?? 0), 0o600);
+        this.append(header, true);
+        this.heartbeat = setInterval(() => {
+            const now = new Date();
+            fs.utimes(this.file, now, now, () => undefined); // a missed beat is only a later one
+        }, HEARTBEAT_MS);
+        this.heartbeat.unref();
+    }
+
+    /** Appends a line; `durable`: on disk before this returns. Throws when the disk refuses. */
+    append(line: L, durable = false): void {
+        if (this.fd === undefined) throw new Error("the file is closed");
+        fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
+        if (durable) fs.fsyncSync(this.fd);
+    }
+
+    /** The other files of the folder, each with the lines appended since the last call added to what was read. */
+    peers(): Peer<L>[] {
+        let names: string[];
+        try {
+            names = fs.readdirSync(this.folder);
+        } catch {
+            return [];
+        }
+        const out: Peer<L>[] = [];
+        const here = new Set<string>();
+        for (const name of names) {
+            if (!name.endsWith(".jsonl") || name === path.basename(this.file)) continue;
+            const file = path.join(this.folder, name);
+            here.add(file);
+            const known = this.read.get(file) ?? { offset: 0, rest: "", peer: { file, lines: [], touched: 0 } };
+            try {
+                const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+                try {
+                    const st = fs.fstatSync(fd);
+                    known.peer.touched = st.mtimeMs;
+                    if (st.size > known.offset) {
+                        const buf = Buffer.alloc(st.size - known.offset);
+                        fs.readSync(fd, buf, 0, buf.length, known.offset);
+                        known.offset = st.size;
+                        const text = known.rest + buf.toString("utf8");
+                        const parts = text.split("\n");
+                        known.rest = parts.pop() ?? ""; // a line being written is read once complete
+                        for (const raw of parts) {
+                            try {
+                                const line = JSON.parse(raw) as L;
+                                if (known.peer.lines.length === 0 && known.peer.writer === undefined) known.peer.writer = writerOf(line);
+                                known.peer.lines.push(line);
+                            } catch {
+                                // a torn line (the writer died mid-line): nothing of it was acted on
+                            }
+                        }
+                    }
+                } finally {
+                    fs.closeSync(fd);
+                }
+            } catch {
+                continue; // just removed by whoever took it over
+            }
+            this.read.set(file, known);
+            out.push(known.peer);
+        }
+        for (const file of [...this.read.keys()]) if (!here.has(file)) this.read.delete(file);
+        return out;
+    }
+
+    /**
+     * Takes a dead process's file: only one process can (the rename is atomic), and only that one acts on its
+     * lines. Returns false when another process took it first.
+     */
+    take(peer: Peer<L>): boolean {
+        const claimed = `${peer.file}.taken-by-${SELF.id}`;
+        try {
+            fs.renameSync(peer.file, claimed);
+        } catch {
+            return false;
+        }
+        this.read.delete(peer.file);
+        fs.rmSync(claimed, { force: true });
+        return true;
+    }
+
+    /** Stops the heartbeat; removes the file when `remove` (it holds nothing another process needs). */
+    close(remove: boolean): void {
+        if (this.heartbeat) clearInterval(this.heartbeat);
+        if (this.fd !== undefined) {
+            try {
+                fs.closeSync(this.fd);
+            } catch {
+                // already gone
+            }
+        }
+        this.fd = undefined;
+        if (remove) fs.rmSync(this.file, { force: true });
+    }
+}
+
+function writerOf(line: unknown): Writer | undefined {
+    const w = (line as { writer?: Writer } | null)?.writer;
+    return w && typeof w.id === "string" && typeof w.pid === "number" && typeof w.host === "string" ? w : undefined;
+}
