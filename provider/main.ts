@@ -1,4 +1,5 @@
-// The plugin executable: `pulumi-resource-cloud [--logtostderr] [-v=N] [--tracing X] [ENGINE_ADDRESS]`.
+// The plugin executable: `pulumi-resource-cloud [--logtostderr] [-v=N] [--tracing X] [ENGINE_ADDRESS]` (anything
+// else: the usage on stderr, exit 2).
 // Serves the provider on 127.0.0.1 and prints only the port, on the first line of stdout, as the engine
 // expects. Works without an engine address (tests, PULUMI_DEBUG_PROVIDERS attach). `start()` is called by the
 // launchers: bin/pulumi-resource-cloud (this tree) and lib/boot.js (the packaged plugin, see boot.ts).
@@ -22,6 +23,51 @@ function tuneHeap(): void {
     setFlagsFromString("--semi-space-growth-factor=1");
     setFlagsFromString("--heap-growing-percent=5");
     setFlagsFromString("--optimize-for-size");
+}
+
+/** What the executable takes: the engine's arguments (Pulumi starts a provider plugin so), said for people. */
+export const USAGE = [
+    "usage: pulumi-resource-cloud [--logtostderr] [-v=N] [--tracing ENDPOINT] [ENGINE_ADDRESS]",
+    "",
+    "The Pulumi provider plugin of the package `cloud`. The Pulumi engine starts it by itself: it serves the",
+    "provider on 127.0.0.1 and prints the port on the first line of stdout.",
+    "",
+    "  ENGINE_ADDRESS    the engine's gRPC address, HOST:PORT (the plugin logs there, and exits when it is gone)",
+    "  --logtostderr     log to stderr too",
+    "  -v=N              log verbosity (0: errors and warnings only)",
+    "  --tracing ENDPOINT  the engine's tracing endpoint (accepted, not used)",
+    "  --help            print this message",
+].join("\n");
+
+/** The engine's arguments, as main() uses them. */
+export interface PluginArgs {
+    logtostderr: boolean;
+    verbosity: number;
+    engineAddress?: string;
+}
+
+/** A `HOST:PORT` address (`[v6]:PORT` too), the port 1 to 65535. */
+function isAddress(text: string): boolean {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]/]+):(\d{1,5})$/.exec(text);
+    return m !== null && Number(m[2]) > 0 && Number(m[2]) < 65536;
+}
+
+/** The engine's arguments, `"help"` for --help, or what is wrong with them (for a person, before the usage). */
+export function parseArgs(argv: readonly string[]): PluginArgs | "help" | string {
+    const known = new Set(["_", "logtostderr", "v", "tracing", "help", "h"]);
+    const args = minimist([...argv], { boolean: ["logtostderr", "help", "h"], string: ["v", "tracing"] });
+    if (args.help === true || args.h === true) return "help";
+    const unknown = Object.keys(args).filter((k) => !known.has(k));
+    if (unknown.length) return `unknown option ${unknown.map((k) => (k.length === 1 ? `-${k}` : `--${k}`)).join(", ")}`;
+    const v = args.v ?? "0";
+    if (!/^\d+$/.test(v)) return `-v takes a number (the log verbosity), not ${JSON.stringify(v)}`;
+    const positional = args._.map(String);
+    if (positional.length > 1) return `one engine address is taken, not ${positional.length} (${positional.map((a) => JSON.stringify(a)).join(", ")})`;
+    const [engineAddress] = positional;
+    if (engineAddress !== undefined && !isAddress(engineAddress)) {
+        return `${JSON.stringify(engineAddress)} is not an engine address (HOST:PORT), nor an option this plugin knows`;
+    }
+    return { logtostderr: args.logtostderr === true, verbosity: Number(v), ...(engineAddress !== undefined ? { engineAddress } : {}) };
 }
 
 /** How often the plugin looks for its engine, and how many missed looks in a row mean it is gone. */
@@ -77,14 +123,9 @@ function watchEngine(address: string | undefined, gone: (why: string) => void): 
  * Serves the provider and prints the port; resolves once the port line is written. `startup` notes how the
  * launcher started it (e.g. whether a code cache was used), logged at debug level.
  */
-async function main(startup: string[]): Promise<void> {
-    const args = minimist(process.argv.slice(2), {
-        boolean: ["logtostderr"],
-        string: ["v", "tracing"],
-    });
-    const verbosity = Number(args.v ?? 0) || 0;
-    const log = new Logger(verbosity, args.logtostderr === true);
-    const engineAddress = args._.map(String).find((a) => a.length > 0);
+async function main(args: PluginArgs, startup: string[]): Promise<void> {
+    const log = new Logger(args.verbosity, args.logtostderr);
+    const engineAddress = args.engineAddress;
     log.attach(engineAddress);
     for (const note of startup) log.debug(note);
     // Signals are handled before the port is printed: the engine may stop a plugin as soon as it has the port.
@@ -119,7 +160,18 @@ async function main(startup: string[]): Promise<void> {
 
 /** Runs the plugin; `startup` as for main(); `afterPort` runs once the port is printed, before tuneHeap(). */
 export function start(startup: string[] = [], afterPort?: () => void): void {
-    main(startup).then(() => {
+    const args = parseArgs(process.argv.slice(2));
+    if (args === "help") {
+        process.stdout.write(`${USAGE}\n`);
+        return;
+    }
+    if (typeof args === "string") {
+        // A person at a terminal, not the engine: say what is wrong and how the plugin is run; print no port.
+        process.stderr.write(`pulumi-resource-cloud: ${args}\n\n${USAGE}\n`);
+        process.exitCode = 2;
+        return;
+    }
+    main(args, startup).then(() => {
         afterPort?.();
         tuneHeap();
     }).catch((e: unknown) => {
