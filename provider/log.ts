@@ -9,6 +9,8 @@ const enum Severity { DEBUG = 0, INFO = 1, WARNING = 2, ERROR = 3 }
 
 export class Logger {
     private engine?: EngineClient;
+    /** Log calls sent and not yet answered: a plugin about to exit waits for them (see flush). */
+    private readonly inFlight = new Set<Promise<void>>();
 
     constructor(private readonly verbosity: number, private readonly toStderr: boolean) {}
 
@@ -42,9 +44,20 @@ export class Logger {
         if (!toEngine || !this.engine) return;
         const { LogRequest } = require("@pulumi/pulumi/proto/engine_pb") as typeof import("@pulumi/pulumi/proto/engine_pb");
         const request = new LogRequest().setSeverity(severity as number as LogSeverity).setMessage(message).setEphemeral(false).setUrn(urn);
-        this.engine.log(request, () => {
-            // The engine may already be gone; a lost diagnostic must not take the plugin down.
-        });
+        const sent = new Promise<void>((resolve) => this.engine!.log(request, () => resolve())); // the engine may be gone: a lost diagnostic is no failure
+        this.inFlight.add(sent);
+        void sent.then(() => this.inFlight.delete(sent));
+    }
+
+    /**
+     * Waits (at most `ms`) for the log calls under way: a message said at shutdown (what the deployment settled)
+     * would otherwise die with the process, before its connection to the engine is even made.
+     */
+    async flush(ms = 1000): Promise<void> {
+        if (this.inFlight.size === 0) return;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([Promise.all(this.inFlight), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+        clearTimeout(timer);
     }
 
     close(): void {

@@ -270,7 +270,9 @@ export class Provider implements Rpcs {
         }
         const notes = await bounded(this.deployment.settle(iam), Date.now() + 2500, undefined, () => new Error("no time left")).catch(() => []);
         for (const note of notes) this.log.warn(note);
+        const said = this.log.flush();
         await (this.fetcher?.drain() ?? Promise.resolve());
+        await said;
     }
 
     /** No mappings: this package converts no other tool's programs. */

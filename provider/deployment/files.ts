@@ -84,7 +84,7 @@ export function privateFolder(dir: string): string | undefined {
     try {
         fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (e) {
-        return `it cannot be made (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+        return `it cannot be made (${whyNotMade(dir) ?? (e as NodeJS.ErrnoException).code ?? String(e)})`;
     }
     let st: fs.Stats;
     try {
@@ -101,6 +101,22 @@ export function privateFolder(dir: string): string | undefined {
         return `it is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}; it must be 0700)`;
     }
     return undefined;
+}
+
+/**
+ * Why a folder cannot be made: the error of making its first missing part, below the nearest one that exists (a
+ * recursive mkdir on a read-only file system says ENOENT instead of EROFS).
+ */
+function whyNotMade(dir: string): string | undefined {
+    let missing = dir;
+    while (!fs.existsSync(path.dirname(missing)) && path.dirname(missing) !== missing) missing = path.dirname(missing);
+    try {
+        fs.mkdirSync(missing, { mode: 0o700 });
+        fs.rmdirSync(missing);
+        return undefined;
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code;
+    }
 }
 
 /** Another process's file as read so far. */

@@ -249,8 +249,8 @@ export class Plugin {
         return { id: res.getId(), properties: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap };
     }
 
-    async read(type: string, id: string, properties: PropertyMap = {}, inputs: PropertyMap = {}): Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap }> {
-        const res = await this.call<pb.ReadResponse>("read", new pb.ReadRequest().setUrn(this.urn(type)).setType(type).setId(id)
+    async read(type: string, id: string, properties: PropertyMap = {}, inputs: PropertyMap = {}, name?: string): Promise<{ id: string; properties: PropertyMap; inputs: PropertyMap }> {
+        const res = await this.call<pb.ReadResponse>("read", new pb.ReadRequest().setUrn(this.urn(type, name)).setType(type).setId(id)
             .setProperties(Struct.fromJavaScript(properties)).setInputs(Struct.fromJavaScript(inputs)));
         return {
             id: res.getId(),
