@@ -2,6 +2,7 @@
 
 import { property, types } from "../define";
 import { EXAMPLE_VALUES } from "../functions/policyRecord";
+import { membersLimitProblem } from "../iam/limits";
 import { MEMBER_FORMS_DOC, memberProblem, ParentKind } from "../iam/names";
 import { grantResource, memberChanges } from "./grant";
 import { Resource } from "./lifecycle";
@@ -16,7 +17,7 @@ export function bindingResource(kind: ParentKind): Resource {
             members: property(types.array(types.string), `The members granted the role: ${MEMBER_FORMS_DOC}.`, {
                 required: true,
                 check: (ms) => ms.length === 0 ? "give at least one member (delete the binding to grant the role to nobody)"
-                    : ms.map(memberProblem).find((p) => p !== undefined),
+                    : ms.map(memberProblem).find((p) => p !== undefined) ?? membersLimitProblem(ms),
             }),
         },
         declared: (i) => ({ parent: parentOf(kind, i), role: i.role, condition: i.condition, members: i.members }),
