@@ -18,6 +18,15 @@ export const CONDITIONS_NOT_TAKEN =
     "(until a date, for some resources), grant it on the project with that condition instead: a project's " +
     "conditional grants are inherited by what the project holds. Otherwise leave `condition` out";
 
+/**
+ * What to do about a resource whose service was deleted: Google answers 403 for it from then on (not 404), so
+ * every refresh and destroy of the stack fails on it until it leaves the stack.
+ */
+export const GONE_FROM_STACK =
+    "If the service was deleted, Google keeps answering so and every refresh and destroy fails on the resources of it: " +
+    "`pulumi state delete <urn>` removes such a resource from the stack without calling Google (`pulumi stack --show-urns` " +
+    "lists the URNs)";
+
 /** Whether a refusal is about a policy's conditions (its message or a BadRequest field violation says so). */
 function refusesConditions(answer: Answer, verb: Verb): boolean {
     if (verb !== "setIamPolicy" || answer.status !== 400) return false;
@@ -64,7 +73,7 @@ export function failure(answer: Answer, verb: Verb, parent: Parent, ctx: Failure
             // Service Management answers a service that does not exist like one the caller may not see.
             return new IamError(`${what} was not found, or ${source} may not use it: Service Management answers both ` +
                 `with 403 (${status}). Check ${check}; if the service exists, grant servicemanagement.services.${verb} ` +
-                "(e.g. roles/servicemanagement.admin on the producer project)", answer.status, Code.PERMISSION_DENIED);
+                `(e.g. roles/servicemanagement.admin on the producer project). ${GONE_FROM_STACK}`, answer.status, Code.PERMISSION_DENIED);
         case 401:
             return new IamError(`the request for ${name} was not authenticated (${status}); credentials used: ${source}. ` +
                 "Check that they are valid and not expired", answer.status, Code.UNAUTHENTICATED);
