@@ -4,7 +4,9 @@
 //
 // - a self-contained executable (Node's single executable applications): this file is the executable's main
 //   script; main.js, the code cache, google-auth-library's bundle and schema.json are assets inside it. The
-//   build fixes Node's flags (execArgv) and ignores NODE_OPTIONS, so the cache it made always fits;
+//   build fixes Node's flags (execArgv) and ignores NODE_OPTIONS, so the cache it made always fits. macOS's
+//   executables have no code cache inside (the build cannot run them): like the folder, they write one to the
+//   user's cache directory on the first start;
 // - a folder run by the user's `node` (lib/boot.js, lib/main.js, lib/node_modules/google-auth-library): a cache is
 //   only accepted by the Node version (and V8 flags) that made it, so the first start writes one to the user's
 //   cache directory, and later starts use it.
@@ -80,7 +82,7 @@ function selfContained(sea: typeof Sea): Packaging {
             try {
                 return asset(ASSETS.cache);
             } catch {
-                return undefined; // built without one (its platform could not run here)
+                return undefined; // built without one (macOS: the build cannot run its executable)
             }
         },
         require: req,

