@@ -1,5 +1,6 @@
 // Ten writers (Binding and Member resources) spread over five plugin processes, all creating at once on
-// one policy: every write succeeds and the final policy holds every grant (0 lost updates). Prints the
+// one policy: the processes' writes collide (Google's 409 ABORTED on a stale etag, counted at the emulator),
+// every write is retried to success, and the final policy holds every grant (0 lost updates). Prints the
 // figures: writes, 409s seen, wall time.
 
 import { expect } from "chai";
@@ -28,8 +29,9 @@ describe("concurrent writers on one policy", function () {
                 });
             }
             emu.resetRequests();
-            // Some latency, so that writers in different processes read the same etag and collide.
-            emu.setFaults({ latencyMs: 30 });
+            // 100 ms per call: the processes' first reads are answered before their first writes land, so they
+            // read the same etag and their writes collide (409).
+            emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
             const writers: { type: string; inputs: PropertyMap; grants: string[] }[] = Array.from({ length: 10 }, (_, i): { type: string; inputs: PropertyMap; grants: string[] } => i % 2 === 0
                 ? { type: "cloud:endpoints/serviceIamMember:ServiceIamMember",
                     inputs: { serviceName: SERVICE, role: "roles/servicemanagement.serviceConsumer", member: `user:member-${i}@example.com` },
@@ -42,17 +44,23 @@ describe("concurrent writers on one policy", function () {
             const wall = Date.now() - started;
             expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
 
-            const final = emu.getPolicy(`services/${SERVICE}`);
-            const held = new Set((final.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)));
-            const wanted = ["roles/viewer user:already-here@example.com", ...writers.flatMap((w) => w.grants)];
-            const lost = wanted.filter((g) => !held.has(g));
-            expect(lost, "lost updates").to.deep.equal([]);
-
             const sets = emu.requests.filter((r) => r.path.endsWith(":setIamPolicy"));
             const conflicts = sets.filter((r) => r.status === 409).length;
             const written = sets.filter((r) => r.status === 200).length;
-            // Writers in one process share a batched write; each process writes at least once.
+            // The collisions happened: without them this test would show nothing about lost updates.
+            expect(conflicts, "setIamPolicy calls answered 409 (etag conflicts)").to.be.at.least(1);
+            expect(sets.map((r) => r.status).filter((s) => s !== 200 && s !== 409), "other answers to the writes").to.deep.equal([]);
+            // Each process's write landed once its conflicts were retried: writers in one process share a batched
+            // write, so at least one write per process and at most one per writer.
             expect(written).to.be.within(PROCESSES, 10);
+
+            // Every grant survived: the policy is exactly the one that was there and every writer's.
+            const final = emu.getPolicy(`services/${SERVICE}`);
+            const held = (final.bindings ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)).sort();
+            const wanted = ["roles/viewer user:already-here@example.com", ...writers.flatMap((w) => w.grants)].sort();
+            const lost = wanted.filter((g) => !held.includes(g));
+            expect(lost, "lost updates").to.deep.equal([]);
+            expect(held, "the final policy").to.deep.equal(wanted);
             console.log(`      10 writers / ${PROCESSES} processes: ${written} writes, ${conflicts} 409s retried, ` +
                 `${emu.requests.length} requests, ${lost.length} lost updates, ${wall} ms`);
         } finally {
