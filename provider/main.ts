@@ -37,6 +37,8 @@ export const USAGE = [
     "  -v=N              log verbosity (0: errors and warnings only)",
     "  --tracing ENDPOINT  the engine's tracing endpoint (accepted, not used)",
     "  --help            print this message",
+    "",
+    "pulumi-resource-cloud migrate-from-gcp --help: moves a stack's Pulumi GCP Endpoints IAM resources to this package.",
 ].join("\n");
 
 /** The engine's arguments, as main() uses them. */
@@ -160,6 +162,13 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
 
 /** Runs the plugin; `startup` as for main(); `afterPort` runs once the port is printed, before tuneHeap(). */
 export function start(startup: string[] = [], afterPort?: () => void): void {
+    if (process.argv[2] === "migrate-from-gcp") {
+        // A subcommand for people (never what the engine passes): loaded only when asked for.
+        void import("./migrate/cli").then((m) => m.runMigrate(process.argv.slice(3), process)).then((code) => {
+            process.exitCode = code;
+        });
+        return;
+    }
     const args = parseArgs(process.argv.slice(2));
     if (args === "help") {
         process.stdout.write(`${USAGE}\n`);

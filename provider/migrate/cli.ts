@@ -1,0 +1,74 @@
+// The `migrate-from-gcp` subcommand of the plugin executable: the export on stdin (or --in FILE), the import
+// input on stdout (or --out FILE), written only when the whole migration succeeded.
+
+import * as fs from "fs";
+import minimist from "minimist";
+import { GCP_TYPES, migrateFromGcp, MigrationError } from "./fromGcp";
+
+export const MIGRATE_USAGE = [
+    "usage: pulumi-resource-cloud migrate-from-gcp [--in FILE] [--out FILE] [--provider URN::ID]",
+    "",
+    "Reads `pulumi stack export --show-secrets` (stdin, or --in) of a stack using Pulumi GCP's Endpoints IAM resources and",
+    "writes the input of `pulumi stack import` (stdout, or --out): each of",
+    ...GCP_TYPES.map((t) => `  ${t}`),
+    "becomes its cloud:endpoints/… twin with the same name, on a default `cloud` provider made in the file (or the",
+    "explicit `pulumi:providers:cloud` resource --provider names). Then change the program to the `cloud` package and",
+    "run `pulumi stack import --file FILE` and `pulumi refresh`.",
+].join("\n");
+
+/** Runs the subcommand; resolves with the exit code (0, 1 refused, 2 usage). */
+export async function runMigrate(argv: readonly string[], io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
+    const args = minimist([...argv], { string: ["in", "out", "provider"], boolean: ["help"] });
+    const say = (text: string) => io.stderr.write(`pulumi-resource-cloud migrate-from-gcp: ${text}\n`);
+    if (args.help === true) {
+        io.stdout.write(`${MIGRATE_USAGE}\n`);
+        return 0;
+    }
+    const unknown = [...Object.keys(args).filter((k) => !["_", "in", "out", "provider", "help"].includes(k)), ...args._.map(String)];
+    if (unknown.length) {
+        say(`unknown argument ${unknown.map((u) => JSON.stringify(u)).join(", ")}\n\n${MIGRATE_USAGE}`);
+        return 2;
+    }
+    let text: string;
+    try {
+        text = args.in ? fs.readFileSync(args.in, "utf8") : await readAll(io.stdin);
+    } catch (e) {
+        say(`cannot read ${args.in ?? "stdin"}: ${e instanceof Error ? e.message : String(e)}`);
+        return 1;
+    }
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    } catch (e) {
+        say(`${args.in ?? "stdin"} is not JSON (${e instanceof Error ? e.message : String(e)}): give the output of \`pulumi stack export --show-secrets\``);
+        return 1;
+    }
+    try {
+        const { result, migrated } = migrateFromGcp(parsed, args.provider ? { provider: args.provider } : {});
+        const out = `${JSON.stringify(result, null, 4)}\n`;
+        if (args.out) {
+            const tmp = `${args.out}.tmp-${process.pid}`;
+            fs.writeFileSync(tmp, out);
+            fs.renameSync(tmp, args.out);
+        } else {
+            io.stdout.write(out);
+        }
+        say(migrated ? `migrated ${migrated} resource(s); import with \`pulumi stack import --file ${args.out ?? "FILE"}\`, then \`pulumi refresh\``
+            : "the export has no Pulumi GCP Endpoints IAM resource: written unchanged");
+        return 0;
+    } catch (e) {
+        if (!(e instanceof MigrationError)) throw e;
+        say(`${e.message}; nothing was written`);
+        return 1;
+    }
+}
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+    return new Promise((resolve, reject) => {
+        let text = "";
+        stream.setEncoding("utf8");
+        stream.on("data", (d: string) => (text += d));
+        stream.once("end", () => resolve(text));
+        stream.once("error", reject);
+    });
+}

@@ -1,0 +1,197 @@
+// `pulumi-resource-cloud migrate-from-gcp`: turns a `pulumi stack export` of a stack that uses Pulumi GCP's six
+// Endpoints IAM resources into the `pulumi stack import` input of the same stack on this package. Each
+// `gcp:endpoints/…` IAM resource becomes its `cloud:endpoints/…` twin under the same name, with the inputs and
+// outputs a refresh by this plugin would write, this package's ID instead of Terraform's, and a `cloud` provider;
+// parents and dependencies are kept. Anything it does not understand is refused, naming it, and nothing is written.
+
+import { randomUUID } from "crypto";
+import { grantId } from "../resources/grant";
+import { checkServiceName, Parent, parentName, PREFIX } from "../iam/names";
+import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";
+import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../version";
+import { token } from "../tokens";
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type JsonObject = { [k: string]: Json };
+
+/** The checkpoint versions `pulumi stack export` writes that this command reads. */
+export const DEPLOYMENT_VERSIONS = [3] as const;
+
+type Shape = "policy" | "binding" | "member";
+/** The six types: Pulumi GCP's token, ours (the same module and name, the package renamed), parent and shape. */
+const TYPES = (["service", "consumer"] as const).flatMap((kind) =>
+    ([["IamPolicy", "policy"], ["IamBinding", "binding"], ["IamMember", "member"]] as const).map(([suffix, shape]) => {
+        const ours = token("endpoints", `${PREFIX[kind]}${suffix}`);
+        return { gcp: `gcp${ours.slice(PACKAGE_NAME.length)}`, ours, kind, shape };
+    }));
+export const GCP_TYPES: readonly string[] = TYPES.map((t) => t.gcp);
+
+/** Why a migration is refused; nothing is written then. */
+export class MigrationError extends Error {}
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+const isObject = (v: Json | undefined): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A property's value, a plaintext secret unwrapped (and said so); a ciphertext cannot be read. */
+function plain(v: Json | undefined, where: string): { value: Json | undefined; secret: boolean } {
+    if (!isObject(v) || v[SECRET_SIG] !== SECRET_VALUE) return { value: v, secret: false };
+    if (typeof v.plaintext !== "string") {
+        throw new MigrationError(`${where} is an encrypted secret: export the stack with \`pulumi stack export --show-secrets\``);
+    }
+    return { value: JSON.parse(v.plaintext) as Json, secret: true };
+}
+
+const secretOf = (v: Json): JsonObject => ({ [SECRET_SIG]: SECRET_VALUE, plaintext: JSON.stringify(v) });
+
+export interface MigrateOptions {
+    /** The provider reference (`URN::ID`) of an explicit `cloud` provider in the export; default: one made in the file. */
+    provider?: string;
+    /** The ID of the default provider made (a random UUID otherwise). */
+    providerId?: string;
+}
+
+/** The migrated deployment (`pulumi stack import` input), or a MigrationError. */
+export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { result: JsonObject; migrated: number } {
+    if (!isObject(exported) || !isObject(exported.deployment) || exported.version === undefined) {
+        throw new MigrationError("the input is not the output of `pulumi stack export` (a JSON object with `version` and `deployment`)");
+    }
+    if (!DEPLOYMENT_VERSIONS.some((v) => v === exported.version)) {
+        throw new MigrationError(`the export's version is ${JSON.stringify(exported.version)}; this command reads version ${DEPLOYMENT_VERSIONS.join(", ")}`);
+    }
+    const deployment = exported.deployment;
+    const pending = deployment.pending_operations;
+    if (Array.isArray(pending) && pending.length) {
+        throw new MigrationError(`the stack has ${pending.length} pending operation(s) from an interrupted update: ` +
+            "run `pulumi refresh` (or `pulumi cancel`) and export again");
+    }
+    const resources = deployment.resources ?? [];
+    if (!Array.isArray(resources) || !resources.every(isObject)) throw new MigrationError("the export's `deployment.resources` is not a list of resources");
+
+    const urns = new Map<string, string>();
+    const migratedAt: number[] = [];
+    resources.forEach((r, i) => {
+        const t = TYPES.find((x) => x.gcp === r.type);
+        if (!t || typeof r.urn !== "string") return;
+        const at = r.urn.lastIndexOf("::");
+        const head = r.urn.slice(0, at);
+        if (!head.endsWith(t.gcp)) throw new MigrationError(`${r.urn}: its URN does not end with its type ${t.gcp}`);
+        urns.set(r.urn, `${head.slice(0, -t.gcp.length)}${t.ours}${r.urn.slice(at)}`);
+        migratedAt.push(i);
+    });
+    if (!migratedAt.length) return { result: exported, migrated: 0 };
+    for (const r of resources) {
+        const parent = typeof r.parent === "string" ? r.parent : undefined;
+        if (parent && urns.has(parent)) throw new MigrationError(`${String(r.urn)} is a child of ${parent}, which is migrated: its URN would change too; not supported`);
+    }
+
+    const first = resources[migratedAt[0]];
+    const [, stack, project] = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(String(first.urn)) ?? [];
+    if (!stack) throw new MigrationError(`${String(first.urn)} is not a Pulumi URN`);
+    const providerName = `default_${PACKAGE_VERSION.replace(/\./g, "_")}`;
+    const providerUrn = `urn:pulumi:${stack}::${project}::pulumi:providers:${PACKAGE_NAME}::${providerName}`;
+    const existing = resources.find((r) => r.urn === providerUrn);
+    let provider = opts.provider;
+    let made: JsonObject | undefined;
+    if (provider !== undefined) {
+        const urn = provider.slice(0, provider.lastIndexOf("::"));
+        const p = resources.find((r) => r.urn === urn);
+        if (!p || p.type !== `pulumi:providers:${PACKAGE_NAME}` || `${urn}::${String(p.id)}` !== provider) {
+            throw new MigrationError(`--provider ${provider}: the export has no \`pulumi:providers:${PACKAGE_NAME}\` resource with that URN and ID (the form is URN::ID)`);
+        }
+    } else if (existing) {
+        provider = `${providerUrn}::${String(existing.id)}`;
+    } else {
+        const id = opts.providerId ?? randomUUID();
+        const props = { version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
+        made = { urn: providerUrn, custom: true, id, type: `pulumi:providers:${PACKAGE_NAME}`, inputs: props, outputs: props };
+        provider = `${providerUrn}::${id}`;
+    }
+
+    const rename = (u: Json | undefined): Json | undefined => (typeof u === "string" ? urns.get(u) ?? u : u);
+    const out: JsonObject[] = [];
+    resources.forEach((r, i) => {
+        if (made && i === migratedAt[0]) out.push(made);
+        const t = TYPES.find((x) => x.gcp === r.type);
+        const renamed: JsonObject = {
+            ...r,
+            ...(r.parent !== undefined ? { parent: rename(r.parent) ?? null } : {}),
+            ...(Array.isArray(r.dependencies) ? { dependencies: r.dependencies.map((d) => rename(d) ?? null) } : {}),
+        };
+        if (isObject(r.propertyDependencies)) {
+            renamed.propertyDependencies = Object.fromEntries(Object.entries(r.propertyDependencies)
+                .map(([k, ds]) => [k, Array.isArray(ds) ? ds.map((d) => rename(d) ?? null) : ds]));
+        }
+        out.push(t ? convert(renamed, t, urns.get(String(r.urn)) ?? "", provider ?? "") : renamed);
+    });
+    return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length };
+}
+
+/** One resource in this package's shape. */
+function convert(r: JsonObject, t: (typeof TYPES)[number], urn: string, provider: string): JsonObject {
+    const where = (k: string) => `${String(r.urn)}: \`${k}\``;
+    if (r.delete === true) throw new MigrationError(`${String(r.urn)} is pending deletion (a replacement was interrupted): run \`pulumi up\` or \`pulumi refresh\` first`);
+    const inputs = isObject(r.inputs) ? r.inputs : {};
+    const outputs = isObject(r.outputs) ? r.outputs : {};
+    const secrets = new Set<string>();
+    /** A property as the user declared it (inputs), else as Pulumi GCP read it (outputs). */
+    const get = (k: string): Json | undefined => {
+        const v = plain(inputs[k] ?? outputs[k], where(k));
+        if (v.secret) secrets.add(k);
+        return v.value;
+    };
+    const str = (k: string): string => {
+        const v = get(k);
+        if (typeof v !== "string" || v === "") throw new MigrationError(`${where(k)} is missing (or not a string): the export is not of Pulumi GCP's ${t.gcp}`);
+        return v;
+    };
+    const service = checkServiceName(str("serviceName"));
+    if (!service.ok) throw new MigrationError(`${where("serviceName")}: ${service.rule}`);
+    const serviceName = service.value;
+    // Terraform writes the consumer project back as `services/S/consumers/P`.
+    const consumerProject = t.kind === "consumer" ? str("consumerProject").replace(/^services\/[^/]+\/consumers\//, "") : undefined;
+    const parent: Parent = t.kind === "consumer" ? { kind: "consumer", serviceName, consumerProject: consumerProject ?? "" } : { kind: "service", serviceName };
+    const parentIn: JsonObject = consumerProject !== undefined ? { consumerProject, serviceName } : { serviceName };
+    let declared: JsonObject;
+    let id: string;
+    if (t.shape === "policy") {
+        const parsed = parsePolicyData(str("policyData"));
+        if ("problem" in parsed) throw new MigrationError(`${where("policyData")}: ${parsed.problem}`);
+        declared = { ...parentIn, policyData: policyData(parsed.policy) };
+        id = parentName(parent);
+    } else {
+        const role = str("role");
+        const c = get("condition");
+        let condition: Condition | undefined;
+        if (isObject(c)) {
+            if (typeof c.title !== "string" || typeof c.expression !== "string") throw new MigrationError(`${where("condition")} has no title or expression`);
+            condition = canonicalCondition({ title: c.title, expression: c.expression, ...(typeof c.description === "string" ? { description: c.description } : {}) });
+        } else if (c !== undefined && c !== null) {
+            throw new MigrationError(`${where("condition")} is not an object`);
+        }
+        let members: string[];
+        if (t.shape === "member") {
+            members = [str("member")];
+        } else {
+            const ms = get("members");
+            if (!Array.isArray(ms) || !ms.every((m): m is string => typeof m === "string")) throw new MigrationError(`${where("members")} is missing (or not a list of strings)`);
+            members = [...new Set(ms)].sort();
+        }
+        const cond: JsonObject | undefined = condition ? { ...condition } : undefined;
+        declared = { ...parentIn, role, ...(t.shape === "member" ? { member: members[0] } : { members }), ...(cond ? { condition: cond } : {}) };
+        id = grantId(parent, [role, ...(t.shape === "member" ? members : []), condition?.title]);
+    }
+    const etag = get("etag");
+    const hide = (o: JsonObject): JsonObject => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, secrets.has(k) ? secretOf(v) : v]));
+    const declaredKeys = new Set(Object.keys(declared));
+    // The old URN's aliases name Pulumi GCP's type: dropped.
+    const rest = Object.fromEntries(Object.entries(r).filter(([k]) => k !== "aliases"));
+    return {
+        ...rest,
+        urn, type: t.ours, id, provider,
+        inputs: hide(declared),
+        outputs: hide({ ...declared, etag: typeof etag === "string" ? etag : "" }),
+        ...(isObject(r.propertyDependencies)
+            ? { propertyDependencies: Object.fromEntries(Object.entries(r.propertyDependencies).filter(([k]) => declaredKeys.has(k))) } : {}),
+    };
+}
