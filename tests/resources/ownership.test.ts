@@ -3,6 +3,8 @@
 // tests/e2e/grants.test.ts; these are the fast ones, for `npm test` without the tools.
 
 import { expect } from "chai";
+import * as fs from "fs";
+import * as path from "path";
 import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
@@ -271,12 +273,13 @@ describe("after a crash, no grant is orphaned in silence", function () {
      * One user's machine: an emulator, a PULUMI_HOME (the journal) every run shares, and an engine every run's
      * plugin logs to. The stack's first plugin is the first run's; `nextDeployment` starts the next run's.
      */
-    async function machine(body: (stack: Stack, engine: Engine) => Promise<void>): Promise<void> {
+    async function machine(body: (stack: Stack, engine: Engine, home: string) => Promise<void>): Promise<void> {
         const engine = await startEngine();
         try {
-            const stack = await startStack(TOKEN, [SERVICE], { engine, env: { PULUMI_HOME: pulumiHome() } });
+            const home = pulumiHome();
+            const stack = await startStack(TOKEN, [SERVICE], { engine, env: { PULUMI_HOME: home } });
             try {
-                await body(stack, engine);
+                await body(stack, engine, home);
             } finally {
                 await stack.stop();
             }
@@ -323,14 +326,35 @@ describe("after a crash, no grant is orphaned in silence", function () {
         expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
     }));
 
-    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (stack) => {
+    /** The texts of the files the plugin keeps in `home` (its crash journal: provider/deployment/files.ts). */
+    function journal(home: string): string[] {
+        const root = path.join(home, "plugins-state");
+        if (!fs.existsSync(root)) return [];
+        return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+            .map((e) => fs.readFileSync(path.join(e.parentPath, e.name), "utf8"));
+    }
+
+    it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (stack, engine, home) => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
+        const orphaned = "before Pulumi recorded them";
         await dieAfterWrite(stack, (p) => p.create(MEMBER, inputs, false, "kept"));
-        // `pulumi up` again: the program still has it; its Create is answered, which records it.
+        // The dead plugin noted the write on disk before sending it.
+        expect(journal(home).filter((t) => t.includes("user:kept@example.com")), "the journal's note of the write").to.have.length(1);
+        // `pulumi up` again: the program still has it. Its first request (the Check) makes the run read the journal
+        // the dead plugin left: the grant is reported before anything of this run could write or record it.
         await stack.nextDeployment();
         await stack.plugin.check(MEMBER, inputs, {}, "kept");
+        await warningsSoFar(stack.plugin, engine, SERVICE, "kept");
+        const reports = engine.messages.filter((m) => m.includes(orphaned));
+        expect(reports, "the next run's report of the dead plugin's write").to.have.length(1);
+        expect(reports[0]).to.contain(`${ROLE} user:kept@example.com`).and.contain("ServiceIamMember::kept");
+        // Its Create is answered, which records it (the engine now holds it): nothing is removed at the run's end,
+        // and the journal is left with nothing for a later run to settle.
         await stack.plugin.create(MEMBER, inputs, false, "kept");
         expect(await stack.plugin.stop()).to.equal(0);
         expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
+        expect(engine.messages.filter((m) => m.includes("user:kept@example.com") && !m.includes(orphaned)), "what else was said of it")
+            .to.deep.equal([]);
+        expect(journal(home), "the journal once the run ended").to.deep.equal([]);
     }));
 });
