@@ -1,0 +1,268 @@
+// One deployment, one truth, through the real engine: the `pulumi` CLI and the YAML host with the plugin installed
+// from its tarball, against the emulator. Several plugin processes per run (an explicit provider beside the
+// default one), a preview beside an update, crashes of one plugin process and of the CLI, and a home the plugin
+// cannot write. The same rules over the protocol alone: tests/deployment/deployment.test.ts.
+
+import { expect } from "chai";
+import { ChildProcess, execFileSync, spawn } from "child_process";
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as http from "http";
+import * as path from "path";
+import { Emulator, startEmulator } from "../../emulator";
+import { listGrants } from "../support/plugin";
+import { PulumiSandbox, skipUnless, toolsMissing, yaml } from "./support";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, pred: () => boolean, timeoutMs: number, stepMs = 25): Promise<void> {
+    for (const deadline = Date.now() + timeoutMs; !pred();) {
+        if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+        await sleep(stepMs);
+    }
+}
+
+/** The PID of the process that owns the local TCP port `port` (Linux: /proc/net/tcp and each process's fds). */
+function pidOfLocalPort(port: number): number | undefined {
+    const hex = port.toString(16).toUpperCase().padStart(4, "0");
+    const inodes = new Set<string>();
+    for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+        let text = "";
+        try {
+            text = fs.readFileSync(table, "utf8");
+        } catch {
+            continue;
+        }
+        for (const line of text.split("\n").slice(1)) {
+            const cols = line.trim().split(/\s+/);
+            if (cols[1]?.endsWith(`:${hex}`)) inodes.add(cols[9]);
+        }
+    }
+    for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+            for (const fd of fs.readdirSync(`/proc/${entry}/fd`)) {
+                const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${entry}/fd/${fd}`));
+                if (m && inodes.has(m[1])) return Number(entry);
+            }
+        } catch {
+            // gone, or not ours to read
+        }
+    }
+    return undefined;
+}
+
+/**
+ * A pass-through proxy in front of the emulator that knows which process sent each request: the explicit
+ * provider is pointed at it, so its plugin process is the one whose requests arrive here.
+ */
+async function senderProxy(target: string): Promise<{ url: string; writers: Set<number>; close(): Promise<void> }> {
+    const upstream = new URL(target);
+    const writers = new Set<number>();
+    const server = http.createServer((req, res) => {
+        if (req.url?.includes(":setIamPolicy")) {
+            const pid = pidOfLocalPort(req.socket.remotePort ?? 0);
+            if (pid !== undefined) writers.add(pid);
+        }
+        const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
+            headers: { ...req.headers, host: upstream.host } }, (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+        });
+        out.on("error", () => res.destroy());
+        req.pipe(out);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    return {
+        url: `http://127.0.0.1:${port}${upstream.pathname}`,
+        writers,
+        close: () => new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+        }),
+    };
+}
+
+const UNANSWERED = "before Pulumi recorded them";
+const MAY_NOT = "Pulumi may not have recorded";
+
+describe("e2e: one deployment, one truth (real CLI and YAML host)", function () {
+    this.timeout(300_000);
+    this.slow(30_000);
+
+    const token = `e2e-deployment-${crypto.randomBytes(12).toString("hex")}`;
+    let emu: Emulator;
+    let sb: PulumiSandbox;
+    let serial = 0;
+    const started: ChildProcess[] = [];
+
+    before(async function () {
+        skipUnless(this, toolsMissing(["pulumi", "pulumi-language-yaml"]));
+        emu = await startEmulator({ accessTokens: [token] });
+        sb = await PulumiSandbox.create("deployment");
+    });
+    after(async () => {
+        await emu?.close();
+        sb?.dispose();
+    });
+    afterEach(() => {
+        for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+        emu?.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+    });
+
+    async function fresh(label: string) {
+        serial++;
+        const service = `d${serial}-${label}.endpoints.example-project.cloud.goog`;
+        emu.createService(service, "example-project");
+        const dir = sb.project(`${label}-${serial}`, { "Pulumi.yaml": yaml.program(label, { resources: "" }) });
+        await sb.initStack(dir, emu.url, token);
+        return {
+            service, parent: `services/${service}`, dir,
+            write: (resources: string) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources })),
+        };
+    }
+    const grants = (parent: string) => listGrants(emu.getPolicy(parent));
+    async function stateUrns(dir: string): Promise<string[]> {
+        const deployment = JSON.parse((await sb.pulumi(["stack", "export"], dir)).stdout).deployment;
+        return ((deployment.resources ?? []) as { type: string; urn: string }[]).filter((r) => r.type.startsWith("cloud:endpoints")).map((r) => r.urn);
+    }
+    /** `pulumi ARGS` started in the background (its own process group, as a terminal's job), with its output kept. */
+    function background(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output: () => string; exited: Promise<void> } {
+        const child = spawn(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"],
+            { cwd: dir, env: { ...sb.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+        started.push(child);
+        let out = "";
+        child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+        child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+        const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+        void exited.then(() => sb.transcript.push(out));
+        return { child, output: () => out, exited };
+    }
+
+    /** Members m0…m{n-1} through the explicit provider `prov` (pointed at `endpoint`), and one through the default provider. */
+    const program = (service: string, endpoint: string, n: number) =>
+        yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token }) +
+        Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, service, `user:m${i}@example.com`, { options: "      provider: ${prov}\n" })).join("") +
+        yaml.member("byDefault", service, "user:default@example.com");
+
+    it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: recorded or removed as declared, said once", async () => {
+        const p = await fresh("explicit");
+        const proxy = await senderProxy(emu.url);
+        try {
+            p.write(program(p.service, proxy.url, 30));
+            emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
+            const first = background(p.dir, ["up", "--yes", "--skip-preview"]);
+            await waitFor("10 grants written", () => grants(p.parent).length >= 10, 60_000);
+            // The worst moment: a write has landed, and its answer is on its way when the explicit provider's plugin dies.
+            const landed = grants(p.parent).length;
+            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
+            await waitFor("another write landed", () => grants(p.parent).length !== landed, 10_000, 10);
+            expect(proxy.writers.size, "the explicit provider's plugin is known").to.equal(1);
+            const [explicit] = proxy.writers;
+            process.kill(explicit, "SIGKILL");
+            await first.exited;
+            emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+            expect(grants(p.parent).length, "grants written but not recorded").to.be.greaterThan((await stateUrns(p.dir)).length);
+
+            const up = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+            expect(up.stdout).to.contain(UNANSWERED);
+            expect(up.stdout).not.to.contain("removed");
+            expect(grants(p.parent)).to.have.length(31);
+            expect(await stateUrns(p.dir)).to.have.length(31);
+
+            const refresh = await sb.pulumi(["refresh", "--yes", "--skip-preview"], p.dir);
+            expect(refresh.stdout).not.to.contain(UNANSWERED).and.not.to.contain(MAY_NOT);
+            const destroy = await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
+            expect(destroy.stdout).not.to.contain(UNANSWERED).and.not.to.contain(MAY_NOT);
+            expect(grants(p.parent)).to.deep.equal([]);
+        } finally {
+            await proxy.close();
+        }
+    });
+
+    it("`pulumi preview` beside `pulumi up` of one stack, the up's plugin killed mid-write: the next up records every grant, destroy leaves none", async () => {
+        const p = await fresh("beside");
+        const proxy = await senderProxy(emu.url);
+        try {
+            p.write(program(p.service, proxy.url, 30));
+            emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
+            const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
+            await waitFor("5 grants written", () => grants(p.parent).length >= 5, 60_000);
+            const preview = background(p.dir, ["preview"]);
+            const landed = grants(p.parent).length;
+            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
+            await waitFor("another write landed", () => grants(p.parent).length !== landed, 10_000, 10);
+            // Only the up writes: the one process whose writes reached the proxy is the up's explicit provider.
+            expect(proxy.writers.size).to.equal(1);
+            process.kill([...proxy.writers][0], "SIGKILL");
+            await Promise.all([up.exited, preview.exited]);
+            emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+
+            await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+            expect(grants(p.parent)).to.have.length(31);
+            expect(await stateUrns(p.dir)).to.have.length(31);
+            const destroy = await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
+            expect(destroy.stdout).not.to.contain("could not remove");
+            expect(grants(p.parent)).to.deep.equal([]);
+        } finally {
+            await proxy.close();
+        }
+    });
+
+    it("a read-only plugins-state in PULUMI_HOME: the warning names the folder and the reason, and the deployment is done", async function () {
+        try {
+            execFileSync("unshare", ["--mount", "true"], { stdio: "ignore" });
+        } catch {
+            console.log("      skipped: unshare --mount is not allowed here (a read-only mount needs a mount namespace)");
+            this.skip();
+        }
+        const p = await fresh("readonly");
+        p.write(yaml.member("a", p.service, "user:a@example.com"));
+        // The CLI itself writes to PULUMI_HOME (its workspace, plugin locks): the plugin's own folder is made read-only.
+        const folder = path.join(sb.env.PULUMI_HOME!, "plugins-state");
+        fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+        const script = 'f="$1"; shift; mount --bind "$f" "$f" && mount -o remount,bind,ro "$f" && exec "$@"';
+        const r = await sb.exec("unshare", ["--mount", "sh", "-c", script, "sh", folder, path.join(sb.bin, "pulumi"),
+            "up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"], p.dir);
+        expect(r.code, r.stdout + r.stderr).to.equal(0);
+        expect(r.stdout).to.contain("cannot keep its crash journal").and.contain(folder).and.contain("EROFS");
+        expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
+    });
+
+    for (const how of ["Ctrl-C twice", "kill -9 of the CLI"] as const) {
+        it(`${how} mid-up, \`pulumi refresh --clear-pending-creates\`, \`pulumi destroy\`: no grant is left unsaid`, async () => {
+            const p = await fresh(how === "Ctrl-C twice" ? "ctrlc" : "clikill");
+            p.write(Array.from({ length: 100 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+            emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+            const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
+            await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
+            if (how === "Ctrl-C twice") {
+                // In a terminal: SIGINT to its whole foreground job (the CLI, its language host and plugins); the
+                // second makes the CLI exit at once.
+                process.kill(-up.child.pid!, "SIGINT");
+                await sleep(20);
+                process.kill(-up.child.pid!, "SIGINT");
+            } else {
+                // The engine dies with creates under way: their writes land, and their answers find no engine.
+                emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 3, delayMs: 1500 } });
+                await sleep(300);
+                up.child.kill("SIGKILL");
+            }
+            await up.exited;
+            // The plugins end by themselves once their engine is gone (within 10 s), their writes finished.
+            await sleep(2000);
+            emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+            // A killed CLI leaves the stack locked: the user lifts the lock, as its message says.
+            if (how !== "Ctrl-C twice") await sb.pulumi(["cancel", "--yes"], p.dir);
+            const pending = (JSON.parse((await sb.pulumi(["stack", "export"], p.dir)).stdout).deployment.pending_operations ?? []).length;
+            process.stdout.write(`      after ${how}: ${grants(p.parent).length} grants in IAM, ${(await stateUrns(p.dir)).length} in state, ${pending} pending operations\n`);
+            const refresh = await sb.pulumi(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"], p.dir);
+            const destroy = await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
+            const said = refresh.stdout + destroy.stdout;
+            const left = grants(p.parent);
+            process.stdout.write(`      then refresh and destroy: ${left.length} grants left, each named to the user\n`);
+            for (const g of left) expect(said, `${g} left in IAM and never named`).to.contain(g.split(" ")[1]);
+        });
+    }
+});
