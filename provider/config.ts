@@ -4,6 +4,7 @@
 import { checkProperties, Failure } from "./check";
 import { property, TypeSpec, types, Values } from "./define";
 import { projectIdProblem } from "./iam/names";
+import { credentialTransportProblem } from "./iam/transport";
 import { PropertyMap, unwrap, Value } from "./properties";
 import { typeToken } from "./tokens";
 import { PACKAGE_NAME } from "./version";
@@ -14,21 +15,6 @@ export const DEFAULT_SCOPES = [
     "https://www.googleapis.com/auth/userinfo.email",
 ];
 
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
-
-/**
- * The one rule for every URL a credential is sent to (API endpoints, a key's token_uri): https, or plain
- * http to this machine only. Returns what is wrong, or undefined.
- */
-export function credentialTransportProblem(url: URL): string | undefined {
-    if (url.protocol === "https:") return undefined;
-    if (url.protocol === "http:" && LOOPBACK.test(url.hostname)) return undefined;
-    if (url.protocol === "http:") {
-        return `plain http:// is allowed only for a loopback host (127.0.0.1, ::1, localhost), because credentials ` +
-            `are sent with every request; use https:// for ${url.host}`;
-    }
-    return `the URL must use https:// (or http:// to a loopback host), not ${url.protocol}`;
-}
 
 function checkEndpoint(value: string): string | undefined {
     let url: URL;

@@ -19,7 +19,8 @@ import {
 import { functions } from "./functions";
 import { InvokeContext } from "./functions/function";
 import { IamError, redact } from "./iam/errors";
-import { bounded, fetcherOptions, IamFetcher } from "./iam/fetcher";
+import { bounded, IamFetcher } from "./iam/fetcher";
+import { fetcherOptions } from "./iamConfig";
 import { Logger } from "./log";
 import { ASSETS } from "./packaging";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";

@@ -8,6 +8,7 @@ import { spawnEmulator } from "../emulator";
 import { configFromRequest, configProperties, DEFAULT_ENDPOINT, isConfigKey, resolveConfig } from "../provider/config";
 import { PACKAGE_NAME } from "../provider/version";
 import { credentialsFor } from "../provider/iam/auth";
+import { credentialSettings } from "../provider/iamConfig";
 import { AuditConfig, Binding, parsePolicyData } from "../provider/iam/policy";
 import { PropertyMap } from "../provider/properties";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../tests/support/plugin";
@@ -137,7 +138,7 @@ async function lookup(plugin: Plugin, title: string, token: string, args: Proper
 function credentialSource(variables: Record<string, string>): string {
     const { config, failures } = resolveConfig(configFromRequest(undefined, new Map(Object.entries(variables))), process.env);
     if (!config) throw new UsageError(failures.map((f) => asTyped(f.reason)).join("\n"));
-    return credentialsFor(config).source;
+    return credentialsFor(credentialSettings(config)).source;
 }
 
 async function main(): Promise<number> {

@@ -7,9 +7,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { AuthClient } from "google-auth-library";
-import { ConfigOrigin, credentialTransportProblem, howToSet, ResolvedConfig } from "../config";
 import { redact } from "./errors";
 import { deferredCaOptions, untrustedCertificateHint } from "./tls";
+import { credentialTransportProblem } from "./transport";
 
 /** The token URL google-auth-library signs JWTs for and posts them to. */
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -102,11 +102,25 @@ function gcloudAdcFile(): string {
     return path.join(dir, "application_default_credentials.json");
 }
 
-/** Builds the credentials the config asks for. Nothing is loaded or fetched until the first request. */
-export function credentialsFor(config: ResolvedConfig): Credentials {
-    const v = config.values;
-    const s = config.sources;
-    const scopes = [...(v.scopes ?? [])];
+/** What credentials to use, as the provider's configuration says (provider/iamConfig.ts makes it). */
+export interface CredentialSettings {
+    accessToken?: string;
+    /** A key file's path or its JSON contents. */
+    credentials?: string;
+    scopes: readonly string[];
+    impersonateServiceAccount?: string;
+    impersonateServiceAccountDelegates?: readonly string[];
+    iamCredentialsCustomEndpoint?: string;
+    /** Where the token and the credentials were set, for messages (never the values). */
+    sources: { accessToken?: string; credentials?: string };
+    /** Told a user whose credentials could not be found at all: what to set, in the words of where they configure. */
+    noCredentialsHint: string;
+}
+
+/** Builds the credentials the settings ask for. Nothing is loaded or fetched until the first request. */
+export function credentialsFor(v: CredentialSettings): Credentials {
+    const s = v.sources;
+    const scopes = [...v.scopes];
     let source: string;
     /** What to tell a user whose credentials could not be found at all. */
     let hint = "";
@@ -128,7 +142,7 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
         source = envFile
             ? `Application Default Credentials from GOOGLE_APPLICATION_CREDENTIALS (${envFile})`
             : file ? `Application Default Credentials from ${file}` : "Application Default Credentials (metadata server)";
-        if (!file) hint = noCredentialsHint(config.origin);
+        if (!file) hint = v.noCredentialsHint;
         base = async (lib) => file
             ? clientFromJson(lib, readCredentials(file, source), scopes, source)
             : new lib.GoogleAuth({ scopes }).getClient();
@@ -140,7 +154,7 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
         make = async (lib) => new lib.Impersonated({
             sourceClient: await base(lib),
             targetPrincipal: v.impersonateServiceAccount,
-            delegates: v.impersonateServiceAccountDelegates ?? [],
+            delegates: [...(v.impersonateServiceAccountDelegates ?? [])],
             targetScopes: scopes,
             lifetime: 3600,
             ...(endpoint ? { endpoint } : {}),
@@ -170,15 +184,6 @@ export function credentialsFor(config: ResolvedConfig): Credentials {
 }
 
 export class CredentialsError extends Error {}
-
-/** Added to the error when no credentials were configured and none were found on the machine. */
-export function noCredentialsHint(origin: ConfigOrigin): string {
-    const where = origin.kind === "stack"
-        ? `set \`cloud:credentials\` or \`cloud:accessToken\` (${howToSet("accessToken", origin, "TOKEN")})`
-        : `set \`credentials\` or \`accessToken\` on the provider resource ${JSON.stringify(origin.name)} (from a secret)`;
-    return ". To provide credentials, run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS " +
-        `to a key file or GOOGLE_OAUTH_ACCESS_TOKEN to a token, or ${where}`;
-}
 
 /** An auth failure in words, from the token endpoint's own error fields when it gave them; never a secret. */
 function describeAuthError(e: unknown): string {

@@ -6,10 +6,9 @@
 
 import { setMaxListeners } from "events";
 import { checkProperties } from "../check";
-import { configKeyName, credentialTransportProblem, parseDuration, ResolvedConfig } from "../config";
 import { PropertyMap } from "../properties";
 import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
-import { Credentials, CredentialsError, credentialsFor } from "./auth";
+import { Credentials, CredentialsError } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
@@ -18,7 +17,7 @@ import { Policy } from "./policy";
 import { Pacer, QuotaWait, quotaAnswer } from "./quota";
 import { Backoff, RETRY, retryAfterMs } from "./retry";
 import { untrustedCertificateHint } from "./tls";
-import { Answer, Transport, Verb } from "./transport";
+import { Answer, credentialTransportProblem, Transport, Verb } from "./transport";
 
 export { USER_AGENT } from "./transport";
 
@@ -42,38 +41,6 @@ export interface FetcherOptions {
     /** What a user should know though no call failed (a write that later reads do not show). */
     warn?: (message: string) => void;
 }
-
-/**
- * The fetcher's options for a resolved configuration: the one place config keys become fetcher settings.
- * `serviceManagementCustomEndpoint`, `requestTimeout` and `batching`'s properties have defaults and were checked,
- * so a resolved configuration always has them, the durations parseable.
- */
-export function fetcherOptions(config: ResolvedConfig, log?: { debug(message: string): void; warn(message: string): void }): FetcherOptions {
-    const v = config.values;
-    const endpoint = v.serviceManagementCustomEndpoint;
-    const requestTimeoutMs = v.requestTimeout === undefined ? undefined : parseDuration(v.requestTimeout);
-    const enabled = v.batching?.enableBatching;
-    const sendAfterMs = v.batching?.sendAfter === undefined ? undefined : parseDuration(v.batching.sendAfter);
-    if (endpoint === undefined || requestTimeoutMs === undefined || enabled === undefined || sendAfterMs === undefined) {
-        throw new Error("the resolved configuration lacks serviceManagementCustomEndpoint, a valid requestTimeout or batching " +
-            "(enableBatching, a valid sendAfter), which have defaults");
-    }
-    return {
-        endpoint,
-        credentials: credentialsFor(config),
-        requestTimeoutMs,
-        batching: { enabled, sendAfterMs },
-        settings: {
-            endpoint: config.sources.serviceManagementCustomEndpoint ?? `the default endpoint (set ${configKeyName("serviceManagementCustomEndpoint", config.origin)} for another)`,
-            requestTimeout: configKeyName("requestTimeout", config.origin),
-            billing: `${configKeyName("billingProject", config.origin)} with ${configKeyName("userProjectOverride", config.origin)}`,
-        },
-        userProject: v.userProjectOverride && v.billingProject ? v.billingProject : undefined,
-        log: log && ((m) => log.debug(m)),
-        warn: log && ((m) => log.warn(m)),
-    };
-}
-
 
 const READ_BODY = { options: { requestedPolicyVersion: 3 } };
 

@@ -9,6 +9,22 @@ import { deferredCaOptions } from "./tls";
 
 export const USER_AGENT = `pulumi-resource-${PACKAGE_NAME}/${PACKAGE_VERSION}`;
 
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/**
+ * The one rule for every URL a credential is sent to (API endpoints, a key's token_uri): https, or plain
+ * http to this machine only. Returns what is wrong, or undefined.
+ */
+export function credentialTransportProblem(url: URL): string | undefined {
+    if (url.protocol === "https:") return undefined;
+    if (url.protocol === "http:" && LOOPBACK.test(url.hostname)) return undefined;
+    if (url.protocol === "http:") {
+        return `plain http:// is allowed only for a loopback host (127.0.0.1, ::1, localhost), because credentials ` +
+            `are sent with every request; use https:// for ${url.host}`;
+    }
+    return `the URL must use https:// (or http:// to a loopback host), not ${url.protocol}`;
+}
+
 export type Verb = "getIamPolicy" | "setIamPolicy";
 
 /** An HTTP answer, whatever its status. */

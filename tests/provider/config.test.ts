@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
 import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/config";
-import { fetcherOptions } from "../../provider/iam/fetcher";
+import { fetcherOptions } from "../../provider/iamConfig";
 import { PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE, Value } from "../../provider/properties";
 
 describe("provider configuration", () => {
