@@ -140,11 +140,14 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         return { child, output: () => out, exited };
     }
 
-    /** Members m0…m{n-1} through the explicit provider `prov` (pointed at `endpoint`), and one through the default provider. */
+    /**
+     * One member through the default provider, first (its process hears of the stack first, and so takes over what
+     * dead processes left), then members m0…m{n-1} through the explicit provider `prov` (pointed at `endpoint`).
+     */
     const program = (service: string, endpoint: string, n: number) =>
+        yaml.member("byDefault", service, "user:default@example.com") +
         yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token }) +
-        Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, service, `user:m${i}@example.com`, { options: "      provider: ${prov}\n" })).join("") +
-        yaml.member("byDefault", service, "user:default@example.com");
+        Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, service, `user:m${i}@example.com`, { options: "      provider: ${prov}\n" })).join("");
 
     it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: recorded or removed as declared, said once", async () => {
         const p = await fresh("explicit");
