@@ -25,7 +25,7 @@ import { toolsMissing } from "../tests/e2e/support";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
-import { ClientFigures, DistFigures, document, EngineFigures, median, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
+import { ClientFigures, DistFigures, document, EngineFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
@@ -663,7 +663,11 @@ async function main(): Promise<void> {
     // Last: two release builds keep both cores busy for minutes, which must not overlap any timed figure above.
     if (runs("dist")) results.dist = await measureDist(log);
 
-    process.stdout.write(`${table(rowsFor(results))}\n`);
+    const rows = rowsFor(results);
+    process.stdout.write(`${table(rows)}\n`);
+    // Every section run printed each of its figures: what makes `npm run bench -- --quick` a smoke test of the script.
+    const missing = missingFigures(rows, SECTIONS.filter(runs));
+    if (missing.length) throw new Error(`the run printed no figure for ${missing.join("; ")}`);
     const cpu = os.cpus()[0]?.model ?? "unknown CPU";
     const doc = document(results, {
         at,

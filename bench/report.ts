@@ -380,6 +380,26 @@ export function rowsFor(r: Results): Row[] {
     return rows;
 }
 
+/**
+ * The figures each section prints whenever it runs, whatever the counts: a row whose figure matches each pattern.
+ * bench.ts checks its own run against this (missingFigures), so `npm run bench -- --quick` is the smoke test of
+ * every section; the tests run the invoke section only (the whole `--quick` run takes half a minute).
+ */
+export const FIGURES: Readonly<Record<"start" | "memory" | "invoke", readonly RegExp[]>> = {
+    start: [/^start: self-contained executable \(linux-amd64/, /^start: self-contained executable, empty environment/, /^start: today's Node-on-PATH launcher/,
+        /^start: node printing a line \(Node floor\)/, /^start: bare @grpc\/grpc-js/, /^start: toy provider/, /^start: dev launcher/],
+    memory: [/^memory: RSS idle after Configure \(self-contained executable\)/, /^memory: RSS idle after Configure \(today's Node-on-PATH launcher\)/,
+        /^memory: RSS idle after Configure \(dev launcher\)/],
+    invoke: [/^invoke: plugin over gRPC/, /^invoke: raw keep-alive HTTP/, /^invoke: googleapis/, /^coalescing: \d+ identical/, /^coalescing: \d+ distinct/,
+        /^emulator: getIamPolicy capacity/],
+};
+
+/** The figures of FIGURES that `rows` lack, for the sections that ran (as "section: pattern"). */
+export function missingFigures(rows: Row[], sections: readonly string[]): string[] {
+    return Object.entries(FIGURES).filter(([section]) => sections.includes(section))
+        .flatMap(([section, patterns]) => patterns.filter((p) => !rows.some((r) => p.test(r.figure))).map((p) => `${section}: ${p.source}`));
+}
+
 export function table(rows: Row[]): string {
     return [
         "| figure | value | ratio | goal | met |",
