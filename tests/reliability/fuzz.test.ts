@@ -1,4 +1,4 @@
-// Fuzz: 10,000 random and malformed Invoke, Check, CheckConfig, Configure, Diff and resource-operation requests (random
+// Fuzz: 5,000 random and malformed Invoke, Check, CheckConfig, Configure, Diff and resource-operation requests (random
 // structs, wrong types, missing fields, secret and unknown markers in odd places), generated with
 // fast-check. The plugin must never crash and every answer must be well formed: a response, or a gRPC
 // error with a status other than INTERNAL and a message.
@@ -16,7 +16,14 @@ import { useStack } from "../support/plugin";
 
 const TOKEN = "ya29.fuzz-token-0a1b2c";
 const SERVICE = "fuzz.endpoints.my-project.cloud.goog";
-const COUNT = 10_000;
+/**
+ * The defect guarded: a handler that trusts a field's type or presence (a string where an object is expected, a
+ * secret or unknown marker, a missing key) throws, and the engine gets INTERNAL or no answer. The sample is
+ * fixed (the seed). It was 10,000: five such defects planted together, in Check, Diff, Configure, Update (preview)
+ * and Invoke, were each answered INTERNAL at 5,000 too (the rarest, a number where Diff wants a list, once; twice
+ * at 10,000; not at 2,000), and the run costs half as much.
+ */
+const COUNT = 5_000;
 
 const knownKeys = [...new Set([...functions, ...resources].flatMap((d) => Object.keys(d.inputs)).concat(Object.keys(configProperties)))];
 const key = fc.oneof(fc.constantFrom(...knownKeys), fc.string({ maxLength: 12 }));

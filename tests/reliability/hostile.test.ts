@@ -18,7 +18,14 @@ function nested(depth: number): Value {
     return v;
 }
 
-const hugePolicy = JSON.stringify({ bindings: Array.from({ length: 25_000 }, (_, i) => ({ role: "roles/viewer", members: [`user:u${i}@example.com`] })) });
+/**
+ * A well-formed policy over both of policyData's limits (provider/iam): 1 MiB of text (17,500 bindings make 1.07 MB)
+ * and 1,500 principals. Without those rules it is accepted, as any valid policy is. A bigger one (it was 25,000
+ * bindings) catches nothing more and costs more: each case's value crosses gRPC, and its protobuf encoding, several
+ * times, for every input and config key.
+ */
+const POLICY_DATA_LIMIT = 1024 * 1024;
+const hugePolicy = JSON.stringify({ bindings: Array.from({ length: 17_500 }, (_, i) => ({ role: "roles/viewer", members: [`user:u${i}@example.com`] })) });
 
 /** label → value; `undefined` means the property is left out. */
 const catalogue: [string, Value | undefined][] = [
@@ -128,6 +135,7 @@ describe("hostile input", function () {
         expect(accepted, "bad values that were accepted").to.deep.equal([]);
         expect(stack.emu.requests, "requests sent to the API").to.deep.equal([]);
         expect(cases).to.be.greaterThan(40 * 20);
+        expect(hugePolicy.length, "the huge policy is over policyData's limit").to.be.greaterThan(POLICY_DATA_LIMIT);
         console.log(`      ${cases} hostile cases over ${targets().length} inputs and config keys: ${refused} refused, ${stack.emu.requests.length} requests sent`);
     });
 
