@@ -20,7 +20,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { IamFetcher } from "../iam/fetcher";
-import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
+import { changesBetween, describeGrant, Grant, grantKey, grantsOf } from "../iam/grants";
 import { Parent, parentName } from "../iam/names";
 import { Policy } from "../iam/policy";
 import { Logger } from "../log";
@@ -332,9 +332,7 @@ export class Deployment {
                     const keys = new Set(e.grants.map(grantKey));
                     const keep = this.kept(where).grants;
                     const drop = (g: Grant) => keys.has(grantKey(g)) && !keep.has(grantKey(g));
-                    const present = (p: Policy) => grantsOf(p.bindings).some(drop);
-                    await iam.modify(e.parent, (current) => (present(current) ? { ...current, bindings: keepGrants(current, (g) => !drop(g)) } : undefined),
-                        { confirm: (p) => !present(p) });
+                    await iam.removeGrants(e.parent, drop);
                     notes.push(...e.grants.filter(drop).map((g) => `removed ${describeGrant(g)} from ${where}, written for ${urn} ` +
                         "by an earlier run that stopped before Pulumi recorded it; the program no longer declares that resource"));
                 }

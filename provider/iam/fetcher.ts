@@ -10,6 +10,7 @@ import { PropertyMap } from "../properties";
 import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
 import { Credentials, CredentialsError } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
+import { Grant, grantsOf, keepGrants } from "./grants";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
 import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep, WriteMayHaveApplied } from "./parentPolicy";
@@ -119,6 +120,21 @@ export class IamFetcher {
      */
     modify(parent: Parent, change: Change, opts?: ChangeOptions): Promise<Policy> {
         return this.withPolicy(parent, (p) => p.change(change, opts));
+    }
+
+    /**
+     * Removes the grants `drop` picks from a parent's policy (and, with `auditConfigs`, its audit configs), writing
+     * nothing when none is there, and resolves once a read shows them gone: what every Delete and the removal of
+     * an orphaned write do. `onAttempt` runs before each read-modify-write (a 409 makes another).
+     */
+    removeGrants(parent: Parent, drop: (g: Grant) => boolean, opts: { auditConfigs?: boolean; onAttempt?: () => void } = {}): Promise<Policy> {
+        const left = (p: Policy) => grantsOf(p.bindings).some(drop) || (opts.auditConfigs === true && (p.auditConfigs ?? []).length > 0);
+        return this.modify(parent, (current) => {
+            opts.onAttempt?.();
+            if (!left(current)) return undefined;
+            const bindings = keepGrants(current, (g) => !drop(g));
+            return opts.auditConfigs ? { bindings, auditConfigs: [] } : { ...current, bindings };
+        }, { auditConfigs: opts.auditConfigs, confirm: (p) => !left(p) });
     }
 
     /** What a ParentPolicy uses: the two calls, the budgets, the current signals, the in-flight set. */

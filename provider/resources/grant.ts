@@ -8,7 +8,7 @@ import { property, Properties, types, Values } from "../define";
 import type { ExampleArgs } from "../examples";
 import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
-import { Grant, grantsOf, keepGrants, roleKey } from "../iam/grants";
+import { Grant, grantsOf, roleKey } from "../iam/grants";
 import { memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../tokens";
@@ -202,11 +202,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             }
             // The owned members go, except those other resources of the deployment still declare.
             const goes = (g: Grant) => sameGrant(g, d.role, d.condition) && owns(d, g.member) && !kept.keeps(g);
-            const removable = (p: Policy) => grantsOf(p.bindings).some(goes);
-            await unlessGone(ctx.iam().modify(d.parent, (current) => {
-                kept.forget();
-                return removable(current) ? { ...current, bindings: keepGrants(current, (g) => !goes(g)) } : undefined;
-            }, { confirm: (p) => !removable(p) }));
+            await unlessGone(ctx.iam().removeGrants(d.parent, goes, { onAttempt: kept.forget }));
             kept.report();
         },
     });

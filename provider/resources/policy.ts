@@ -1,7 +1,7 @@
 // *IamPolicy: authoritative for the whole policy of a parent.
 
 import { property, types, Values } from "../define";
-import { changesBetween, describeGrant, Grant, grantKey, grantsOf, keepGrants } from "../iam/grants";
+import { changesBetween, describeGrant, Grant, grantsOf } from "../iam/grants";
 import { parentName, PREFIX, ParentKind } from "../iam/names";
 import {
     canonicalAuditConfigs, canonicalBindings, comparablePolicyData, parsePolicyData, Policy, policyData, policyDataProblem,
@@ -103,13 +103,8 @@ export function policyResource(kind: ParentKind): Resource {
                 ctx.warn(`deleted, but left the IAM policy of ${name} as it is: ${declaredBy(ctx, kept.kept.policy)} manages it now`);
                 return;
             }
-            // Every grant goes, except those other resources of the deployment still declare.
-            const emptied = (p: Policy) => grantsOf(p.bindings).every((g) => kept.kept.grants.has(grantKey(g))) && !(p.auditConfigs ?? []).length;
-            await unlessGone(ctx.iam().modify(parent, (current) => {
-                kept.forget();
-                const bindings = keepGrants(current, (g) => kept.keeps(g));
-                return emptied(current) ? undefined : { bindings, auditConfigs: [] };
-            }, { auditConfigs: true, confirm: emptied }));
+            // Every grant and audit config goes, except the grants other resources of the deployment still declare.
+            await unlessGone(ctx.iam().removeGrants(parent, (g) => !kept.keeps(g), { auditConfigs: true, onAttempt: kept.forget }));
             kept.report();
         },
     });
