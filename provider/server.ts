@@ -304,16 +304,11 @@ export class Provider implements Rpcs {
         return { iam: () => this.iam() };
     }
 
-    /** What a resource operation on `urn` may use; the deployment hears of the stack first. */
-    private resourceContext(urn: string): ResourceContext {
-        this.deployment.attach(urn);
-        return {
-            iam: () => this.iam(),
-            urn,
-            kept: (parent) => this.deployment.kept(parent),
-            warn: (message) => this.log.warn(message, urn),
-            wrote: (parent, before, after) => this.deployment.wrote(urn, parent, before, after),
-        };
+    /** Runs a resource operation inside the deployment (deployment.ts: its context, and what it tells of the engine's state). */
+    private operation<T>(urn: string, kind: "create" | "read" | "update" | "delete", holdsState: boolean, preview: boolean,
+        run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
+        return this.deployment.operation({ urn, kind, holdsState, preview },
+            { iam: () => this.iam(), warn: (message) => this.log.warn(message, urn) }, run);
     }
 
     check(req: pb.CheckRequest): pb.CheckResponse {
@@ -331,7 +326,6 @@ export class Provider implements Rpcs {
     diff(req: pb.DiffRequest): pb.DiffResponse {
         const def = this.resource(typeOf(req));
         // The engine sends a resource's state only when it holds it: the writes made for it are recorded.
-        this.deployment.attach(req.getUrn());
         this.deployment.recorded(req.getUrn());
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
         const d = def.diff(olds, toMap(req.getNews()));
@@ -348,32 +342,33 @@ export class Provider implements Rpcs {
     }
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
-        const r = await this.resource(typeOf(req)).create(toMap(req.getProperties()), req.getPreview(), this.resourceContext(req.getUrn()));
-        if (!req.getPreview()) this.deployment.answered(req.getUrn());
+        const def = this.resource(typeOf(req));
+        const r = await this.operation(req.getUrn(), "create", false, req.getPreview(), (ctx) => def.create(toMap(req.getProperties()), req.getPreview(), ctx));
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
     async read(req: pb.ReadRequest): Promise<pb.ReadResponse> {
-        const r = await this.resource(typeOf(req)).read(req.getId(), toMap(req.getProperties()), toMap(req.getInputs()), this.resourceContext(req.getUrn()));
+        const def = this.resource(typeOf(req));
+        const state = toMap(req.getProperties());
+        // A refresh sends the state the engine holds; an import has none yet.
+        const r = await this.operation(req.getUrn(), "read", Object.keys(state).length > 0, false,
+            (ctx) => def.read(req.getId(), state, toMap(req.getInputs()), ctx));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
-        // A refresh sends the state the engine holds; an import (no state yet) writes nothing.
-        if (Object.keys(toMap(req.getProperties())).length) this.deployment.recorded(req.getUrn());
         return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
     }
 
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        this.deployment.recorded(req.getUrn()); // an Update carries the state the engine holds
-        const properties = await def.update(olds, toMap(req.getNews()), req.getPreview(), this.resourceContext(req.getUrn()));
-        if (!req.getPreview()) this.deployment.answered(req.getUrn());
+        const properties = await this.operation(req.getUrn(), "update", true, req.getPreview(),
+            (ctx) => def.update(olds, toMap(req.getNews()), req.getPreview(), ctx));
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
-        await this.resource(typeOf(req)).delete(toMap(req.getProperties()), this.resourceContext(req.getUrn()));
-        this.deployment.deleted(req.getUrn());
+        const def = this.resource(typeOf(req));
+        await this.operation(req.getUrn(), "delete", true, false, (ctx) => def.delete(toMap(req.getProperties()), ctx));
         return new Empty();
     }
 

@@ -24,6 +24,7 @@ import { changesBetween, describeGrant, Grant, grantKey, grantsOf } from "../iam
 import { Parent, parentName } from "../iam/names";
 import { Policy } from "../iam/policy";
 import { Logger } from "../log";
+import type { ResourceContext } from "../resources/resource";
 import { PACKAGE_NAME } from "../version";
 import { Claim, conflictOf, Kept, Notice, shortUrn } from "./claims";
 import { Peer, privateFolder, ProcessFile, SELF, stillRuns, Writer } from "./files";
@@ -247,7 +248,7 @@ export class Deployment {
      * What the deployment declares on `parent`: each resource's current claim from Check, in every process of the
      * run. A resource being deleted counts only if the program still declares it (then it is its own replacement).
      */
-    kept(parent: string): Kept {
+    private kept(parent: string): Kept {
         const kept: Kept = { grants: new Map() };
         for (const [urn, claim] of this.allClaims()) {
             if (claim.parent !== parent) continue;
@@ -261,7 +262,7 @@ export class Deployment {
      * Notes, on disk before the write is sent, the grants a write of `urn` adds. Returns the undo, for a write no
      * attempt of which can have applied.
      */
-    wrote(urn: string, parent: Parent, before: Policy, after: Policy): () => void {
+    private wrote(urn: string, parent: Parent, before: Policy, after: Policy): () => void {
         const grants = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings)).added;
         if (grants.length === 0) return () => undefined;
         const n = ++this.lines;
@@ -274,8 +275,31 @@ export class Deployment {
         };
     }
 
+    /**
+     * Runs a resource operation inside the deployment, as middleware wraps a handler: the stack's folder is open
+     * before it, the operation gets what the deployment keeps and notes (its ResourceContext), and what the request
+     * and the answer tell of the engine's state is noted: a request carrying the resource's state shows the engine
+     * holds it; a Create or Update answered (not a preview) is this run's write; a Delete done changed the stack.
+     */
+    async operation<T>(op: { urn: string; kind: "create" | "read" | "update" | "delete"; holdsState: boolean; preview: boolean },
+        base: Pick<ResourceContext, "iam" | "warn">, run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
+        const urn = op.urn;
+        this.attach(urn);
+        if (op.holdsState) this.recorded(urn);
+        const result = await run({
+            ...base,
+            urn,
+            kept: (parent) => this.kept(parent),
+            wrote: (parent, before, after) => this.wrote(urn, parent, before, after),
+        });
+        if (!op.preview && (op.kind === "create" || op.kind === "update")) this.answered(urn);
+        if (op.kind === "delete") this.changed = true;
+        return result;
+    }
+
     /** The engine sent `urn`'s state (Diff, Update, Read, Delete): it holds the resource, so nothing of it is at risk. */
     recorded(urn: string): void {
+        this.attach(urn);
         this.mentioned.add(urn);
         this.orphans.delete(urn);
         for (const [n, e] of this.mine) if (e.urn === urn) this.mine.delete(n);
@@ -287,18 +311,12 @@ export class Deployment {
      * A Create or Update of `urn` is being answered (not a preview): its writes stay noted until a later operation
      * shows the engine recorded them; what earlier runs wrote for it is superseded by this write.
      */
-    answered(urn: string): void {
+    private answered(urn: string): void {
         this.changed = true;
         this.mentioned.add(urn);
         for (const e of this.mine.values()) if (e.urn === urn) e.answered = true;
         this.append({ op: "answered", urn });
         if (this.orphans.delete(urn)) this.append({ op: "settled", urn });
-    }
-
-    /** A Delete went through (not a preview). */
-    deleted(urn: string): void {
-        this.changed = true;
-        this.recorded(urn);
     }
 
     /**
