@@ -20,6 +20,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { IamFetcher } from "../iam/fetcher";
+import type { Recorded } from "../iam/parentPolicy";
 import { changesBetween, describeGrant, Grant, grantKey, grantsOf } from "../iam/grants";
 import { Parent, parentName } from "../iam/names";
 import { Policy } from "../iam/policy";
@@ -259,19 +260,26 @@ export class Deployment {
     }
 
     /**
-     * Notes, on disk before the write is sent, the grants a write of `urn` adds. Returns the undo, for a write no
-     * attempt of which can have applied.
+     * Notes the grants a write of `urn` adds; the write waits for `durable` (the note on disk) before it is sent.
+     * Returns the undo too, for a write no attempt of which can have applied.
      */
-    private wrote(urn: string, parent: Parent, before: Policy, after: Policy): () => void {
+    private wrote(urn: string, parent: Parent, before: Policy, after: Policy): Recorded {
         const grants = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings)).added;
-        if (grants.length === 0) return () => undefined;
+        if (grants.length === 0) return { undo: () => undefined, durable: Promise.resolve() };
         const n = ++this.lines;
         const entry: Entry = { urn, parent, grants, answered: false };
         this.mine.set(n, entry);
-        this.append({ op: "wrote", n, ...entry }, true);
-        return () => {
-            this.mine.delete(n);
-            this.append({ op: "undone", n });
+        this.append({ op: "wrote", n, ...entry });
+        const file = this.file;
+        const durable = file ? file.sync().catch((e: unknown) => {
+            if (this.file === file) this.unprotected(file.folder, `writing failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+        }) : Promise.resolve();
+        return {
+            undo: () => {
+                this.mine.delete(n);
+                this.append({ op: "undone", n });
+            },
+            durable,
         };
     }
 

@@ -155,6 +155,24 @@ export class ProcessFile<L> {
         if (durable) fs.fsyncSync(this.fd);
     }
 
+    private syncing?: Promise<void>;
+    private queued?: Promise<void>;
+
+    /**
+     * Resolves once every line appended before the call is on disk. Calls that come while an fsync runs share the
+     * next one, so a batch of writes costs one fsync, off the event loop. Rejects when the disk refuses.
+     */
+    sync(): Promise<void> {
+        const fd = this.fd;
+        if (fd === undefined) return Promise.reject(new Error("the file is closed"));
+        this.queued ??= (this.syncing ?? Promise.resolve()).catch(() => undefined).then(() => {
+            this.syncing = this.queued;
+            this.queued = undefined;
+            return new Promise<void>((resolve, reject) => fs.fsync(fd, (e) => (e ? reject(e) : resolve())));
+        });
+        return this.queued;
+    }
+
     /** The other files of the folder, each with the lines appended since the last call added to what was read. */
     peers(): Peer<L>[] {
         let names: string[];

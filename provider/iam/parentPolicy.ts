@@ -97,9 +97,17 @@ export interface ChangeOptions {
     auditConfigs?: boolean;
     /**
      * Told, before a write is sent, what the parent's policy was and what this change makes of it (a crash
-     * journal); returns what to call when the write never applied (`neverApplied`).
+     * journal). Returns what to call when the write never applied (`neverApplied`), and what the write must wait
+     * for before it is sent (the journal on disk).
      */
-    record?: (parent: Parent, before: Policy, after: Policy) => () => void;
+    record?: (parent: Parent, before: Policy, after: Policy) => Recorded;
+}
+
+/** What recording a change gave: its undo, and what its write waits for. */
+export interface Recorded {
+    undo(): void;
+    /** Resolves once the record is durable (never rejects: a record that cannot be kept is the recorder's to report). */
+    durable: Promise<void>;
 }
 
 /** A change to a policy: the policy to write, or undefined when the current one already says what is wanted. */
@@ -320,8 +328,10 @@ export class ParentPolicy {
             // batch undid it (as it would have, run after it).
             const final = next;
             const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-            const undo = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after)] : []));
+            const records = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after)] : []));
             const mask = batch.some((p) => p.opts.auditConfigs) ? "bindings,etag,auditConfigs" : "bindings,etag";
+            // The batch's records reach the disk together (one fsync), before the write they guard is sent.
+            await Promise.all(records.map((r) => r.durable));
             try {
                 const written = await this.wrote({ ...next, etag: current.etag }, mask, deadline, (p) => checks.every((shows) => shows(p)));
                 this.last = written;
@@ -329,7 +339,7 @@ export class ParentPolicy {
             } catch (e) {
                 // A 409 after an attempt that may have applied is most likely that attempt's own doing: not undone;
                 // the fresh read of the next round shows whether it landed.
-                if (neverApplied(e)) for (const u of undo) u();
+                if (neverApplied(e)) for (const r of records) r.undo();
                 if (!(e instanceof IamError) || e.httpStatus !== 409) throw e;
             }
             const wait = backoff.next();

@@ -8,6 +8,7 @@ import { Properties, Values } from "../define";
 import type { Example } from "../examples";
 import type { InvokeContext } from "../functions/function";
 import type { Parent } from "../iam/names";
+import type { Recorded } from "../iam/parentPolicy";
 import type { Policy } from "../iam/policy";
 import type { Claim, Kept } from "../deployment/claims";
 
@@ -19,8 +20,8 @@ export interface ResourceContext extends InvokeContext {
     kept(parent: string): Kept;
     /** A warning shown on this resource. */
     warn(message: string): void;
-    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (deployment/deployment.ts); returns its undo. */
-    wrote(parent: Parent, before: Policy, after: Policy): () => void;
+    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (deployment/deployment.ts); returns its undo and when it is on disk. */
+    wrote(parent: Parent, before: Policy, after: Policy): Recorded;
 }
 
 type Record_ = Record<string, unknown>;
