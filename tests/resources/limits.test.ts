@@ -7,17 +7,20 @@
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
 import { Engine, startEngine, warningsSoFar } from "../support/engine";
+import { apiError, call } from "../emulator/http";
 import { CONSUMERS_FN, MEMBER, ROLE, rpcError, Stack, startStack, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.limits-test-token";
 const SERVICE = "limits.endpoints.my-project.cloud.goog";
 const CONDITION = { title: "until-2030", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
+/** The emulator's rate quota (calls per rolling minute) in the quota tests. */
+const QUOTA = 5;
 
 describe("Google's limits", function () {
     this.timeout(60_000);
 
     describe("the API's rate quota", () => {
-        const stack = useStack(TOKEN, [SERVICE], { emulator: { quotaPerMinute: 5 } });
+        const stack = useStack(TOKEN, [SERVICE], { emulator: { quotaPerMinute: QUOTA } });
         before(() => stack.configure({ "cloud:config:requestTimeout": "5s" }));
 
         it("a lookup whose turn under a spent quota comes after requestTimeout fails at once, naming the quota, whose it is and what to do", async () => {
@@ -26,16 +29,20 @@ describe("Google's limits", function () {
             const results = await Promise.all(consumers.map((c) =>
                 stack.plugin.invoke(CONSUMERS_FN, { serviceName: SERVICE, consumerProject: c }).then(() => undefined, (e: grpc.ServiceError) => e)));
             const failed = results.filter((r): r is grpc.ServiceError => r !== undefined);
-            expect(results.length - failed.length, "lookups within the quota").to.equal(5);
-            expect(failed).to.have.length(3);
+            expect(results.length - failed.length, "lookups within the quota").to.equal(QUOTA);
+            expect(failed).to.have.length(consumers.length - QUOTA);
+            // What the emulator answered: QUOTA reads, then its 429 for each call past the quota.
+            const statuses = stack.emu.requests.filter((r) => r.path.endsWith(":getIamPolicy")).map((r) => r.status).sort();
+            expect(statuses, "the emulator's answers").to.deep.equal([...Array(QUOTA).fill(200), ...Array(consumers.length - QUOTA).fill(429)]);
             for (const e of failed) {
                 expect(e.code).to.equal(grpc.status.RESOURCE_EXHAUSTED);
-                expect(e.details).to.match(/rate quota of projects\/\S+ is spent \(5 requests per minute/)
+                // The limit the emulator's 429 named (its quota_limit_value), not one the plugin assumes.
+                expect(e.details).to.match(new RegExp(`rate quota of projects/\\S+ is spent \\(${QUOTA} requests per minute`))
                     .and.contain("after the request timeout").and.contain("Raise cloud:requestTimeout")
                     .and.contain("pulumi up --parallel N").and.contain("servicemanagement.googleapis.com/quotas");
             }
             // Each refused lookup was refused once: the plugin waits for room instead of retrying into the quota.
-            expect(stack.emu.quotaRefusals).to.equal(3);
+            expect(stack.emu.quotaRefusals).to.equal(consumers.length - QUOTA);
             expect(Date.now() - started, "failing at once, not at the deadline").to.be.lessThan(4000);
         });
     });
@@ -67,9 +74,20 @@ describe("Google's limits", function () {
 
         it("Google's refusal of a conditional binding says why and what to do instead, and nothing is written", async () => {
             const before = stack.emu.getPolicy(`services/${SERVICE}`);
+            // Google's own refusal of such a policy, asked of the emulator directly: its reason.
+            const direct = await call("POST", `${stack.emu.url}services/${SERVICE}:setIamPolicy`, { token: TOKEN, body: {
+                policy: { version: 3, bindings: [{ role: ROLE, members: ["user:a@example.com"], condition: CONDITION }] },
+            } });
+            expect(direct.status).to.equal(400);
+            const reason = apiError(direct).message;
+            expect(reason).to.contain("Conditional role bindings are not supported");
+            stack.emu.resetRequests();
             const e = await rpcError(stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:a@example.com", condition: CONDITION }));
+            // The plugin sent the write, the emulator refused it, and the error is built on that answer.
+            const writes = stack.emu.requests.filter((r) => r.path.endsWith(":setIamPolicy")).map((r) => r.status);
+            expect(writes, "the emulator's answers to the plugin's writes").to.deep.equal([400]);
             expect(e.code).to.equal(grpc.status.INVALID_ARGUMENT);
-            expect(e.details).to.contain(`Google refused the policy of services/${SERVICE} for its conditional role bindings (HTTP 400 INVALID_ARGUMENT`)
+            expect(e.details).to.contain(`Google refused the policy of services/${SERVICE} for its conditional role bindings (HTTP 400 INVALID_ARGUMENT: ${reason})`)
                 .and.contain("grant it on the project with that condition instead");
             expect(stack.emu.getPolicy(`services/${SERVICE}`)).to.deep.equal(before);
         });
