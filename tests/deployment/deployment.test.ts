@@ -7,7 +7,8 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { Engine, startEngine, until } from "../support/engine";
-import { listGrants, MEMBER, Plugin, PLUGIN, pulumiHome, ROLE, Stack, startStack } from "../support/plugin";
+import { dieAfterWrite as diesAfterWrite, machine as onMachine } from "../support/machine";
+import { listGrants, MEMBER, Plugin, PLUGIN, pulumiHome, ROLE, Stack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
 const TOKEN = "ya29.deployment-test-token";
@@ -18,30 +19,9 @@ const grant = (who: string) => `${ROLE} user:${who}@example.com`;
 const UNANSWERED = "before Pulumi recorded them";
 const MAY_NOT = "Pulumi may not have recorded";
 
-/** One user's machine: an emulator, a PULUMI_HOME every run shares, an engine every run's plugins log to. */
-async function machine(body: (stack: Stack, engine: Engine, home: string) => Promise<void>, home = pulumiHome()): Promise<void> {
-    const engine = await startEngine();
-    try {
-        const stack = await startStack(TOKEN, [SERVICE], { engine, env: { PULUMI_HOME: home } });
-        try {
-            await body(stack, engine, home);
-        } finally {
-            await stack.stop();
-        }
-    } finally {
-        engine.close();
-    }
-}
-
-/** The write of `create` lands, but its answer is held: `p` dies (kill -9) before the engine hears of it. */
-async function dieAfterWrite(stack: Stack, p: Plugin, create: (p: Plugin) => Promise<unknown>): Promise<void> {
-    const before = (stack.emu.getPolicy(PARENT).bindings ?? []).flatMap((b) => b.members).length;
-    stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
-    create(p).catch(() => undefined);
-    expect(await until(() => (stack.emu.getPolicy(PARENT).bindings ?? []).flatMap((b) => b.members).length > before), "the write landed").to.equal(true);
-    p.child.kill("SIGKILL");
-    await p.exited;
-}
+/** One user's machine (tests/support/machine.ts) with this file's service. */
+const machine = (body: (stack: Stack, engine: Engine, home: string) => Promise<void>, home?: string) => onMachine(TOKEN, [SERVICE], body, home);
+const dieAfterWrite = (stack: Stack, p: Plugin, create: (p: Plugin) => Promise<unknown>) => diesAfterWrite(stack, PARENT, p, create);
 
 /** A plugin of the stack's current run, started with `start` options, configured as the stack's. */
 async function pluginOf(stack: Stack, engine: Engine, home: string, command?: string[]): Promise<Plugin> {
@@ -128,10 +108,15 @@ describe("one deployment, one truth", function () {
     it("a process of another run that ends with nothing to keep leaves the folder to a live process that has not written yet", () => machine(async (stack, engine, home) => {
         await stack.plugin.check(MEMBER, member("orphan"), {}, "orphan"); // this run's process knows the stack now
         // `pulumi preview` of the same stack at the same time: its process starts and ends with nothing of its own.
-        const preview = await Plugin.start({ env: { PULUMI_HOME: home }, args: [(await startEngine()).address] });
-        await preview.configure(undefined, stack.vars());
-        await preview.check(MEMBER, member("orphan"), {}, "orphan");
-        expect(await preview.stop()).to.equal(0);
+        const previewEngine = await startEngine();
+        try {
+            const preview = await Plugin.start({ env: { PULUMI_HOME: home }, args: [previewEngine.address] });
+            await preview.configure(undefined, stack.vars());
+            await preview.check(MEMBER, member("orphan"), {}, "orphan");
+            expect(await preview.stop()).to.equal(0);
+        } finally {
+            previewEngine.close();
+        }
         await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("orphan"), false, "orphan"));
         await engine.nextRun();
         const next = await pluginOf(stack, engine, home);

@@ -7,82 +7,12 @@ import { expect } from "chai";
 import { ChildProcess, execFileSync, spawn } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
-import * as http from "http";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { listGrants } from "../support/plugin";
-import { PulumiSandbox, skipUnless, toolsMissing, yaml } from "./support";
+import { recordWrites } from "../support/proxy";
+import { PulumiSandbox, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, pred: () => boolean, timeoutMs: number, stepMs = 25): Promise<void> {
-    for (const deadline = Date.now() + timeoutMs; !pred();) {
-        if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-        await sleep(stepMs);
-    }
-}
-
-/** The PID of the process that owns the local TCP port `port` (Linux: /proc/net/tcp and each process's fds). */
-function pidOfLocalPort(port: number): number | undefined {
-    const hex = port.toString(16).toUpperCase().padStart(4, "0");
-    const inodes = new Set<string>();
-    for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-        let text = "";
-        try {
-            text = fs.readFileSync(table, "utf8");
-        } catch {
-            continue;
-        }
-        for (const line of text.split("\n").slice(1)) {
-            const cols = line.trim().split(/\s+/);
-            if (cols[1]?.endsWith(`:${hex}`)) inodes.add(cols[9]);
-        }
-    }
-    for (const entry of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(entry)) continue;
-        try {
-            for (const fd of fs.readdirSync(`/proc/${entry}/fd`)) {
-                const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${entry}/fd/${fd}`));
-                if (m && inodes.has(m[1])) return Number(entry);
-            }
-        } catch {
-            // gone, or not ours to read
-        }
-    }
-    return undefined;
-}
-
-/**
- * A pass-through proxy in front of the emulator that knows which process sent each request: the explicit
- * provider is pointed at it, so its plugin process is the one whose requests arrive here.
- */
-async function senderProxy(target: string): Promise<{ url: string; writers: Set<number>; close(): Promise<void> }> {
-    const upstream = new URL(target);
-    const writers = new Set<number>();
-    const server = http.createServer((req, res) => {
-        if (req.url?.includes(":setIamPolicy")) {
-            const pid = pidOfLocalPort(req.socket.remotePort ?? 0);
-            if (pid !== undefined) writers.add(pid);
-        }
-        const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
-            headers: { ...req.headers, host: upstream.host } }, (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-        });
-        out.on("error", () => res.destroy());
-        req.pipe(out);
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as { port: number };
-    return {
-        url: `http://127.0.0.1:${port}${upstream.pathname}`,
-        writers,
-        close: () => new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-        }),
-    };
-}
 
 const UNANSWERED = "before Pulumi recorded them";
 const MAY_NOT = "Pulumi may not have recorded";
@@ -151,7 +81,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
 
     it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: recorded or removed as declared, said once", async () => {
         const p = await fresh("explicit");
-        const proxy = await senderProxy(emu.url);
+        const proxy = await recordWrites(emu.url);
         try {
             p.write(program(p.service, proxy.url, 30));
             emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
@@ -186,7 +116,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
 
     it("`pulumi preview` beside `pulumi up` of one stack, the up's plugin killed mid-write: the next up records every grant, destroy leaves none", async () => {
         const p = await fresh("beside");
-        const proxy = await senderProxy(emu.url);
+        const proxy = await recordWrites(emu.url);
         try {
             p.write(program(p.service, proxy.url, 30));
             emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });

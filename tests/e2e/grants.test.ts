@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { listGrants, MEMBER, ROLE } from "../support/plugin";
-import { PulumiSandbox, RunResult, skipUnless, toolsMissing, yaml } from "./support";
+import { PulumiSandbox, RunResult, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
 /** The running processes (Linux: /proc), other than this one: each one's PID, parent's PID and command line. */
 function processes(): { pid: number; ppid: number; cmdline: string }[] {
@@ -32,15 +32,6 @@ function processes(): { pid: number; ppid: number; cmdline: string }[] {
 /** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `<dir>/pulumi-resource-cloud`). */
 const pidsWith = (text: string) => processes().filter((p) => p.cmdline.includes(text)).map((p) => p.pid);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `pred` every `stepMs` until it holds; throws, saying what did not happen, once `timeoutMs` has passed. */
-async function waitFor(what: string, pred: () => boolean, timeoutMs: number, stepMs = 25): Promise<void> {
-    for (const deadline = Date.now() + timeoutMs; !pred();) {
-        if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-        await sleep(stepMs);
-    }
-}
 
 describe("e2e: never lose a grant (real CLI and YAML host)", function () {
     this.timeout(300_000);

@@ -118,6 +118,16 @@ export function onPath(cmd: string, PATH = process.env.PATH): boolean {
 
 export { pluginTarball };
 
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `pred` every `stepMs` until it holds; throws, saying what did not happen, once `timeoutMs` has passed. */
+export async function waitFor(what: string, pred: () => boolean, timeoutMs: number, stepMs = 25): Promise<void> {
+    for (const deadline = Date.now() + timeoutMs; !pred();) {
+        if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+        await sleep(stepMs);
+    }
+}
+
 export interface RunResult {
     code: number | null;
     stdout: string;

@@ -9,7 +9,8 @@ import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
-import { BINDING, listGrants, MEMBER, Plugin, POLICY, pulumiHome, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
+import { BINDING, listGrants, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
+import { dieAfterWrite as diesAfterWrite, machine as onMachine } from "../support/machine";
 import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
@@ -269,33 +270,9 @@ describe("messages name what the user typed", function () {
 describe("after a crash, no grant is orphaned in silence", function () {
     this.timeout(60_000);
 
-    /**
-     * One user's machine: an emulator, a PULUMI_HOME (the journal) every run shares, and an engine every run's
-     * plugin logs to. The stack's first plugin is the first run's; `nextDeployment` starts the next run's.
-     */
-    async function machine(body: (stack: Stack, engine: Engine, home: string) => Promise<void>): Promise<void> {
-        const engine = await startEngine();
-        try {
-            const home = pulumiHome();
-            const stack = await startStack(TOKEN, [SERVICE], { engine, env: { PULUMI_HOME: home } });
-            try {
-                await body(stack, engine, home);
-            } finally {
-                await stack.stop();
-            }
-        } finally {
-            engine.close();
-        }
-    }
-
+    const machine = (body: (stack: Stack, engine: Engine, home: string) => Promise<void>) => onMachine(TOKEN, [SERVICE], body);
     /** The write of `create` lands, but its answer is held: the run's plugin dies before the engine hears of it. */
-    async function dieAfterWrite(stack: Stack, create: (p: Plugin) => Promise<unknown>): Promise<void> {
-        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
-        create(stack.plugin).catch(() => undefined);
-        expect(await until(() => (stack.emu.getPolicy(PARENT).bindings ?? []).length > 0), "the write landed").to.equal(true);
-        stack.plugin.child.kill("SIGKILL");
-        await stack.plugin.exited;
-    }
+    const dieAfterWrite = (stack: Stack, create: (p: Plugin) => Promise<unknown>) => diesAfterWrite(stack, PARENT, stack.plugin, create);
 
     it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", () => machine(async (stack, engine) => {
         await dieAfterWrite(stack, (p) => p.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan"));

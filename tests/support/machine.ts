@@ -1,0 +1,36 @@
+// One user's machine across runs: an emulator, a PULUMI_HOME every run's plugins share (the deployment's files),
+// and a stand-in engine every run's plugins log to; and the crash that leaves a grant written but never answered.
+
+import { expect } from "chai";
+import { Engine, startEngine, until } from "./engine";
+import { Plugin, pulumiHome, Stack, startStack } from "./plugin";
+
+/**
+ * Runs `body` on one machine: the stack's first plugin is the first run's; `nextDeployment` starts the next run's
+ * (a new engine run).
+ */
+export async function machine(token: string, services: string[], body: (stack: Stack, engine: Engine, home: string) => Promise<void>,
+    home = pulumiHome()): Promise<void> {
+    const engine = await startEngine();
+    try {
+        const stack = await startStack(token, services, { engine, env: { PULUMI_HOME: home } });
+        try {
+            await body(stack, engine, home);
+        } finally {
+            await stack.stop();
+        }
+    } finally {
+        engine.close();
+    }
+}
+
+/** The write of `create` lands on `parent`, but its answer is held: `p` dies (kill -9) before the engine hears of it. */
+export async function dieAfterWrite(stack: Stack, parent: string, p: Plugin, create: (p: Plugin) => Promise<unknown>): Promise<void> {
+    const members = () => (stack.emu.getPolicy(parent).bindings ?? []).flatMap((b) => b.members).length;
+    const before = members();
+    stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+    create(p).catch(() => undefined);
+    expect(await until(() => members() > before), "the write landed").to.equal(true);
+    p.child.kill("SIGKILL");
+    await p.exited;
+}
