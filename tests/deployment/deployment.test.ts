@@ -67,6 +67,20 @@ describe("one deployment, one truth", function () {
         }));
     }
 
+    it("two resources served by two processes of one run that declare one grant are each warned, naming the other", () => machine(async (stack, engine) => {
+        const explicit = await stack.startPlugin();
+        try {
+            await stack.plugin.check(MEMBER, member("dup"), {}, "byDefault");
+            await explicit.check(MEMBER, { ...member("dup"), member: "user:DUP@example.com" }, {}, "byExplicit");
+            const on = (name: string) => until(() => engine.warningsOn(name).some((w) => w.includes("declares the same grant")));
+            expect(await on("byDefault"), "the default provider's resource was warned").to.equal(true);
+            expect(await on("byExplicit"), "the explicit provider's resource was warned").to.equal(true);
+            expect(engine.warningsOn("byDefault").join("\n")).to.contain("byExplicit");
+        } finally {
+            await explicit.stop();
+        }
+    }));
+
     it("a dead process whose PID a new process got is dead all the same: its unanswered write is reported and removed", async function () {
         const lastPid = "/proc/sys/kernel/ns_last_pid";
         try {
