@@ -192,15 +192,14 @@ export class Deployment {
             const sameRun = runOf(peer) === this.run;
             // A dead peer of this run with nothing left keeps its file: its claims are this run's.
             if (sameRun && left.length === 0) continue;
-            if (!this.file.take(peer)) continue; // another process took it first
-            for (const e of left) {
-                this.orphans.set(e.urn, [...(this.orphans.get(e.urn) ?? []), e]);
-                // Carried in this process's own file from now on, so that they outlive it if it dies too.
-                this.append({ op: "wrote", n: ++this.lines, ...e }, true);
-            }
-            if (sameRun) {
-                for (const l of peer.lines) if (l.op === "declare" || l.op === "answered" || l.op === "recorded") this.append(l);
-            }
+            // Carried in this process's own file from now on, so that they outlive it if it dies too.
+            this.file.take(peer, () => {
+                if (sameRun) for (const l of peer.lines) if (l.op === "declare" || l.op === "answered" || l.op === "recorded") this.append(l);
+                for (const e of left) {
+                    this.orphans.set(e.urn, [...(this.orphans.get(e.urn) ?? []), e]);
+                    this.append({ op: "wrote", n: ++this.lines, ...e }, true);
+                }
+            });
         }
     }
 

@@ -225,9 +225,10 @@ export class ProcessFile<L> {
 
     /**
      * Takes a dead process's file: only one process can (the rename is atomic), and only that one acts on its
-     * lines. Returns false when another process took it first.
+     * lines. `keep` carries what must outlive the file into this process's own (durably) before the file is
+     * removed. Returns false when another process took it first.
      */
-    take(peer: Peer<L>): boolean {
+    take(peer: Peer<L>, keep: () => void): boolean {
         const claimed = `${peer.file}.taken-by-${SELF.id}`;
         try {
             fs.renameSync(peer.file, claimed);
@@ -235,6 +236,7 @@ export class ProcessFile<L> {
             return false;
         }
         this.read.delete(peer.file);
+        keep();
         fs.rmSync(claimed, { force: true });
         return true;
     }
