@@ -72,6 +72,22 @@ export function goFunctionName(token: string, n: Naming): string {
     return (hasResource ? "Lookup" : "Get") + rest;
 }
 
+/**
+ * What a program in each language writes to use the package's module `module` (where a Pulumi GCP program writes
+ * `@pulumi/gcp`, `pulumi_gcp`, …): an import, or YAML's type token prefix (`…` stands for a member's name).
+ */
+export function packageImport(language: Language, n: Naming, module: string): string {
+    const root = upper(PACKAGE_NAME);
+    switch (language) {
+        case "typescript": return `import * as ${PACKAGE_NAME} from ${q(n.npmName)};`;
+        case "python": return `import pulumi_${PACKAGE_NAME} as ${PACKAGE_NAME}`;
+        case "go": return `import ${q(`${n.goBase}/${module}`)}`;
+        case "csharp": return `using ${root} = Pulumi.${root};`;
+        case "java": return `import com.pulumi.${PACKAGE_NAME}.${module}.…;`;
+        case "yaml": return `type: ${PACKAGE_NAME}:${module}:…`;
+    }
+}
+
 function kindOf(program: readonly Statement[], name: string): "invoke" | "resource" {
     const s = program.find((x) => x.kind !== "export" && x.name === name);
     if (!s || s.kind === "export") throw new Error(`example: ${name} is not declared before use`);
@@ -90,7 +106,7 @@ function ts(program: readonly Statement[], n: Naming): string {
         return `[${x.map(q).join(", ")}]`;
     };
     const args = (a: ExampleArgs) => `{\n${Object.entries(a).map(([k, e]) => `    ${k}: ${v(e, "    ")},`).join("\n")}\n}`;
-    const lines = ["import * as pulumi from \"@pulumi/pulumi\";", `import * as ${PACKAGE_NAME} from ${q(n.npmName)};`, ""];
+    const lines = ["import * as pulumi from \"@pulumi/pulumi\";", packageImport("typescript", n, ""), ""];
     for (const s of program) {
         if (s.kind === "invoke") lines.push(`const ${s.name} = ${PACKAGE_NAME}.${moduleOf(s.token)}.${memberOf(s.token)}Output(${args(s.args)});`);
         if (s.kind === "resource") lines.push(`const ${s.name} = new ${PACKAGE_NAME}.${moduleOf(s.token)}.${memberOf(s.token)}(${q(s.name)}, ${args(s.args)});`);
@@ -101,8 +117,7 @@ function ts(program: readonly Statement[], n: Naming): string {
 
 // --- Python -----------------------------------------------------------------------------------------------
 
-function py(program: readonly Statement[]): string {
-    const pkg = `pulumi_${PACKAGE_NAME}`;
+function py(program: readonly Statement[], n: Naming): string {
     const v = (x: ExampleValue): string => {
         if (typeof x === "string") return q(x);
         if (isRef(x)) return `${snake(x.from)}.${snake(x.prop)}`;
@@ -110,7 +125,7 @@ function py(program: readonly Statement[]): string {
         return `[${x.map(q).join(", ")}]`;
     };
     const args = (a: ExampleArgs) => Object.entries(a).map(([k, e]) => `\n    ${snake(k)}=${v(e)}`).join(",");
-    const lines = ["import pulumi", `import ${pkg} as ${PACKAGE_NAME}`, ""];
+    const lines = ["import pulumi", packageImport("python", n, ""), ""];
     for (const s of program) {
         if (s.kind === "invoke") lines.push(`${snake(s.name)} = ${PACKAGE_NAME}.${moduleOf(s.token)}.${snake(memberOf(s.token))}_output(${args(s.args)})`);
         if (s.kind === "resource") lines.push(`${snake(s.name)} = ${PACKAGE_NAME}.${moduleOf(s.token)}.${memberOf(s.token)}(${q(s.name)},${args(s.args)})`);
@@ -177,7 +192,7 @@ function go(program: readonly Statement[], n: Naming): string {
 
 // --- C# ---------------------------------------------------------------------------------------------------
 
-function cs(program: readonly Statement[]): string {
+function cs(program: readonly Statement[], n: Naming): string {
     const root = upper(PACKAGE_NAME);
     const ns = (token: string) => `${root}.${upper(moduleOf(token))}`;
     const v = (x: ExampleValue, indent: string): string => {
@@ -202,7 +217,7 @@ function cs(program: readonly Statement[]): string {
         "using System.Collections.Generic;",
         "using System.Linq;",
         "using Pulumi;",
-        `using ${root} = Pulumi.${root};`,
+        packageImport("csharp", n, ""),
         "",
         "return await Deployment.RunAsync(() =>",
         "{",

@@ -3,7 +3,10 @@
 
 import * as fs from "fs";
 import minimist from "minimist";
-import { GCP_TYPES, migrateFromGcp, MigrationError } from "./fromGcp";
+import { LANGUAGES, packageImport } from "../examples";
+import { naming } from "../schema";
+import { PACKAGE_NAME } from "../version";
+import { CarriedKey, GCP_TYPES, migrateFromGcp, MigrationError } from "./fromGcp";
 
 export const MIGRATE_USAGE = [
     "usage: pulumi-resource-cloud migrate-from-gcp [--in FILE] [--out FILE] [--provider URN::ID]",
@@ -12,9 +15,28 @@ export const MIGRATE_USAGE = [
     "writes the input of `pulumi stack import` (stdout, or --out): each of",
     ...GCP_TYPES.map((t) => `  ${t}`),
     "becomes its cloud:endpoints/… twin with the same name, on a default `cloud` provider made in the file (or the",
-    "explicit `pulumi:providers:cloud` resource --provider names). Then change the program to the `cloud` package and",
-    "run `pulumi stack import --file FILE` and `pulumi refresh`.",
+    "explicit `pulumi:providers:cloud` resource --provider names), which takes the stack's `gcp:` settings this package",
+    "also has. It prints what to do next: import the file, set those settings as `cloud:` keys, change the program.",
+    "(Through `pulumi plugin run`, which passes no stdin, give --in and --out.)",
 ].join("\n");
+
+/** What the user does once the file is written: import it, carry the config, change the program, check. */
+export function nextSteps(file: string, carried: readonly CarriedKey[]): string {
+    const n = naming();
+    const pad = (l: string) => LANGUAGES.reduce((w, x) => Math.max(w, x.length), 0) + 2 - l.length;
+    return [
+        "next:",
+        `  1. pulumi stack import --file ${file}`,
+        ...(carried.length ? [
+            `  2. the ${PACKAGE_NAME} provider in the file holds the stack's gcp: settings this package has; set them as ${PACKAGE_NAME}: keys too`,
+            "     (from the stack's folder; the values are read, never printed):",
+            ...carried.map(({ key, secret }) => `       pulumi config set${secret ? " --secret" : ""} ${PACKAGE_NAME}:${key} "$(pulumi config get gcp:${key})"`),
+        ] : [`  2. (no gcp: setting to carry: the ${PACKAGE_NAME} provider's settings are yours to set)`]),
+        `  3. in the program, declare each migrated resource with the ${PACKAGE_NAME} package in place of gcp, same name, same properties:`,
+        ...LANGUAGES.map((l) => `       ${l}:${" ".repeat(pad(l))}${packageImport(l, n, "endpoints")}`),
+        "  4. pulumi refresh --preview-only --expect-no-changes, then pulumi preview --expect-no-changes (nothing to create, nothing to delete)",
+    ].join("\n");
+}
 
 /** Runs the subcommand; resolves with the exit code (0, 1 refused, 2 usage). */
 export async function runMigrate(argv: readonly string[], io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
@@ -44,7 +66,7 @@ export async function runMigrate(argv: readonly string[], io: { stdin: NodeJS.Re
         return 1;
     }
     try {
-        const { result, migrated } = migrateFromGcp(parsed, args.provider ? { provider: args.provider } : {});
+        const { result, migrated, carried } = migrateFromGcp(parsed, args.provider ? { provider: args.provider } : {});
         const out = `${JSON.stringify(result, null, 4)}\n`;
         if (args.out) {
             const tmp = `${args.out}.tmp-${process.pid}`;
@@ -53,7 +75,7 @@ export async function runMigrate(argv: readonly string[], io: { stdin: NodeJS.Re
         } else {
             io.stdout.write(out);
         }
-        say(migrated ? `migrated ${migrated} resource(s); import with \`pulumi stack import --file ${args.out ?? "FILE"}\`, then \`pulumi refresh\``
+        say(migrated ? `migrated ${migrated} resource(s) to their ${PACKAGE_NAME}:endpoints twins, same names; ${nextSteps(args.out ?? "FILE", carried)}`
             : "the export has no Pulumi GCP Endpoints IAM resource: written unchanged");
         return 0;
     } catch (e) {

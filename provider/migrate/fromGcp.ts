@@ -5,6 +5,7 @@
 // parents and dependencies are kept. Anything it does not understand is refused, naming it, and nothing is written.
 
 import { randomUUID } from "crypto";
+import { configProperties, isConfigKey, isEngineKey } from "../config";
 import { grantId } from "../resources/grant";
 import { checkServiceName, Parent, parentName, PREFIX } from "../iam/names";
 import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";
@@ -19,11 +20,12 @@ export const DEPLOYMENT_VERSIONS = [3] as const;
 
 type Shape = "policy" | "binding" | "member";
 /** The six types: Pulumi GCP's token, ours (the same module and name, the package renamed), parent and shape. */
-const TYPES = (["service", "consumer"] as const).flatMap((kind) =>
+export const MIGRATED_TYPES = (["service", "consumer"] as const).flatMap((kind) =>
     ([["IamPolicy", "policy"], ["IamBinding", "binding"], ["IamMember", "member"]] as const).map(([suffix, shape]) => {
         const ours = token("endpoints", `${PREFIX[kind]}${suffix}`);
         return { gcp: `gcp${ours.slice(PACKAGE_NAME.length)}`, ours, kind, shape };
     }));
+const TYPES = MIGRATED_TYPES;
 export const GCP_TYPES: readonly string[] = TYPES.map((t) => t.gcp);
 
 /** Why a migration is refused; nothing is written then. */
@@ -51,8 +53,27 @@ export interface MigrateOptions {
     providerId?: string;
 }
 
+/** A config key the made `cloud` provider took from Pulumi GCP's: the user sets `gcp:<key>`'s value as `cloud:<key>`. */
+export interface CarriedKey {
+    key: string;
+    secret: boolean;
+}
+
+export interface Migration {
+    /** The `pulumi stack import` input. */
+    result: JsonObject;
+    /** How many resources were migrated. */
+    migrated: number;
+    /**
+     * The config keys of this package that the Pulumi GCP default provider of the migrated resources held (its
+     * `gcp:` stack config), copied to the default `cloud` provider made, so that a refresh before the next `up`
+     * reaches Google as Pulumi GCP did. Empty when no provider was made.
+     */
+    carried: CarriedKey[];
+}
+
 /** The migrated deployment (`pulumi stack import` input), or a MigrationError. */
-export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { result: JsonObject; migrated: number } {
+export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): Migration {
     if (!isObject(exported) || !isObject(exported.deployment) || exported.version === undefined) {
         throw new MigrationError("the input is not the output of `pulumi stack export` (a JSON object with `version` and `deployment`)");
     }
@@ -79,7 +100,7 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { res
         urns.set(r.urn, `${head.slice(0, -t.gcp.length)}${t.ours}${r.urn.slice(at)}`);
         migratedAt.push(i);
     });
-    if (!migratedAt.length) return { result: exported, migrated: 0 };
+    if (!migratedAt.length) return { result: exported, migrated: 0, carried: [] };
     for (const r of resources) {
         const parent = typeof r.parent === "string" ? r.parent : undefined;
         if (parent && urns.has(parent)) throw new MigrationError(`${String(r.urn)} is a child of ${parent}, which is migrated: its URN would change too; not supported`);
@@ -93,6 +114,7 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { res
     const existing = resources.find((r) => r.urn === providerUrn);
     let provider = opts.provider;
     let made: JsonObject | undefined;
+    const carried: CarriedKey[] = [];
     if (provider !== undefined) {
         const urn = provider.slice(0, provider.lastIndexOf("::"));
         const p = resources.find((r) => r.urn === urn);
@@ -103,7 +125,9 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { res
         provider = `${providerUrn}::${String(existing.id)}`;
     } else {
         const id = opts.providerId ?? randomUUID();
-        const props = { version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
+        const config = gcpDefaultConfig(resources, resources[migratedAt[0]]);
+        for (const key of Object.keys(config)) carried.push({ key, secret: isObject(config[key]) && config[key][SECRET_SIG] === SECRET_VALUE });
+        const props = { ...config, version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
         made = { urn: providerUrn, custom: true, id, type: `pulumi:providers:${PACKAGE_NAME}`, inputs: props, outputs: props };
         provider = `${providerUrn}::${id}`;
     }
@@ -124,7 +148,33 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): { res
         }
         out.push(t ? convert(renamed, t, urns.get(String(r.urn)) ?? "", provider ?? "") : renamed);
     });
-    return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length };
+    return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length, carried };
+}
+
+/**
+ * The inputs of Pulumi GCP's default provider that `first` (a migrated resource) uses, for the keys this package
+ * also has (`project`, `credentials`, `accessToken`, the endpoints, …): the engine writes a default provider's
+ * inputs from the stack's `gcp:` config. A key this package keeps secret is kept secret. None when `first` uses
+ * an explicit Pulumi GCP provider (its settings are the program's, not stack config).
+ */
+function gcpDefaultConfig(resources: JsonObject[], first: JsonObject): JsonObject {
+    const ref = typeof first.provider === "string" ? first.provider : "";
+    const urn = ref.slice(0, ref.lastIndexOf("::"));
+    const gcp = resources.find((r) => r.urn === urn && r.type === "pulumi:providers:gcp");
+    if (!gcp || !/::default(_[0-9_]+)?$/.test(urn) || !isObject(gcp.inputs)) return {};
+    const out: JsonObject = {};
+    const inputs = gcp.inputs;
+    // In the order this package declares its keys.
+    for (const key of Object.keys(configProperties)) {
+        const value = inputs[key];
+        if (!isConfigKey(key) || isEngineKey(key) || value === null || value === undefined) continue;
+        const wrapped = isObject(value) && value[SECRET_SIG] === SECRET_VALUE;
+        if (wrapped && typeof value.plaintext !== "string") {
+            throw new MigrationError(`${urn}: \`${key}\` is an encrypted secret: export the stack with \`pulumi stack export --show-secrets\``);
+        }
+        out[key] = configProperties[key].secret === true && !wrapped ? secretOf(value) : value;
+    }
+    return out;
 }
 
 /** One resource in this package's shape. */

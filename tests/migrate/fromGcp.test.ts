@@ -79,6 +79,20 @@ describe("migrate-from-gcp", () => {
         expect(rs.filter((r) => r.type === "pulumi:providers:gcp")).to.have.length(1);
     });
 
+    it("gives the made cloud provider the gcp default provider's settings this package has (a secret kept secret), and lists them", () => {
+        const exported = load();
+        const gcp = exported.deployment.resources[1];
+        Object.assign(gcp.inputs, { region: "europe-west1", requestTimeout: "60s",
+            accessToken: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: "\"ya29.carried\"" } });
+        const m = migrateFromGcp(exported, { providerId: "p" });
+        expect(m.carried).to.deep.equal([{ key: "project", secret: false }, { key: "accessToken", secret: true }, { key: "requestTimeout", secret: false }]);
+        const made = (m.result.deployment as { resources: Obj[] }).resources.find((r) => r.type === "pulumi:providers:cloud")!;
+        expect(made.inputs).to.deep.equal({ project: "example-project", accessToken: gcp.inputs.accessToken, requestTimeout: "60s",
+            version: "8.38.0", pluginDownloadURL: "github://api.github.com/example/pulumi-resource-cloud" });
+        gcp.inputs.accessToken = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:xyz" };
+        expect(() => migrateFromGcp(exported)).to.throw(MigrationError, "`accessToken` is an encrypted secret");
+    });
+
     it("takes an explicit cloud provider of the export, refusing one it does not hold", () => {
         const exported = load();
         const explicit = { urn: "urn:pulumi:dev::shop::pulumi:providers:cloud::mine", custom: true, id: "abc", type: "pulumi:providers:cloud", inputs: {}, outputs: {} };
@@ -148,7 +162,9 @@ describe("migrate-from-gcp", () => {
             const r = await run([], fs.readFileSync(FIXTURE, "utf8"));
             expect(r.code, r.stderr).to.equal(0);
             expect(JSON.parse(r.stdout).deployment.resources.filter((x: Obj) => x.type.startsWith("cloud:endpoints/"))).to.have.length(6);
-            expect(r.stderr).to.contain("migrated 6 resource(s)");
+            expect(r.stderr).to.contain("migrated 6 resource(s)")
+            .and.contain('pulumi config set cloud:project "$(pulumi config get gcp:project)"')
+            .and.contain('typescript:  import * as cloud from "pulumi-cloud-endpoints";');
             const out = path.join(tempDir("migrate"), "import.json");
             const f = await run(["--in", FIXTURE, "--out", out], "");
             expect(f.code, f.stderr).to.equal(0);
