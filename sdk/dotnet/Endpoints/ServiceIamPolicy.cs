@@ -47,7 +47,7 @@ namespace Pulumi.Cloud.Endpoints
     /// 
     /// ## Import
     /// 
-    /// The ID is the parent (`services/{serviceName}` or `{serviceName}`). Give the type's full token, as below.
+    /// The ID takes one of these forms: `services/{serviceName}`, `{serviceName}`. Give the type's full token, as below.
     /// 
     /// ```sh
     /// $ pulumi import cloud:endpoints/serviceIamPolicy:ServiceIamPolicy policy "services/bookstore.endpoints.example-project.cloud.goog"

@@ -29,7 +29,7 @@ import * as utilities from "../utilities";
  *
  * ## Import
  *
- * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`). Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+ * The ID takes one of these forms: `services/{serviceName}/consumers/{consumerProject}`, `{serviceName}/{consumerProject}`. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
  *
  * ```sh
  * $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1"

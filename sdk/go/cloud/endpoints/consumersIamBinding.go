@@ -48,7 +48,7 @@ import (
 //
 // ## Import
 //
-// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+// The ID takes one of these forms: `services/{serviceName}/consumers/{consumerProject} {role} [{condition title}]`, `{serviceName}/{consumerProject} {role} [{condition title}]`, `services/{serviceName}/consumers/{consumerProject}/{role}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 //
 // ```sh
 // $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer"
@@ -60,6 +60,10 @@ import (
 //
 // ```sh
 // $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer expires-2030"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamBinding:ConsumersIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1/roles/servicemanagement.serviceConsumer"
 // ```
 type ConsumersIamBinding struct {
 	pulumi.CustomResourceState

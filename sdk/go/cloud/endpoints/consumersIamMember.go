@@ -46,7 +46,7 @@ import (
 //
 // ## Import
 //
-// The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
+// The ID takes one of these forms: `services/{serviceName}/consumers/{consumerProject} {role} {member} [{condition title}]`, `{serviceName}/{consumerProject} {role} {member} [{condition title}]`, `services/{serviceName}/consumers/{consumerProject}/{role}/{member}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type's full token, as below.
 //
 // ```sh
 // $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com"
@@ -58,6 +58,10 @@ import (
 //
 // ```sh
 // $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1 roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/consumersIamMember:ConsumersIamMember member "services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1/roles/servicemanagement.serviceConsumer/user:jane@example.com"
 // ```
 type ConsumersIamMember struct {
 	pulumi.CustomResourceState

@@ -47,7 +47,7 @@ import (
 //
 // ## Import
 //
-// The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition's title follows. Give the type's full token, as below.
+// The ID takes one of these forms: `services/{serviceName} {role} [{condition title}]`, `{serviceName} {role} [{condition title}]`, `services/{serviceName}/{role}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title. Give the type's full token, as below.
 //
 // ```sh
 // $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer"
@@ -59,6 +59,10 @@ import (
 //
 // ```sh
 // $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030"
+// ```
+//
+// ```sh
+// $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding "services/bookstore.endpoints.example-project.cloud.goog/roles/servicemanagement.serviceConsumer"
 // ```
 type ServiceIamBinding struct {
 	pulumi.CustomResourceState

@@ -55,7 +55,7 @@ import (
 //
 // ## Import
 //
-// The ID is the parent (`services/{serviceName}` or `{serviceName}`). Give the type's full token, as below.
+// The ID takes one of these forms: `services/{serviceName}`, `{serviceName}`. Give the type's full token, as below.
 //
 // ```sh
 // $ pulumi import cloud:endpoints/serviceIamPolicy:ServiceIamPolicy policy "services/bookstore.endpoints.example-project.cloud.goog"

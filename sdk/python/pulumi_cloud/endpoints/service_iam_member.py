@@ -205,7 +205,7 @@ class ServiceIamMember(pulumi.CustomResource):
 
         ## Import
 
-        The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
+        The ID takes one of these forms: `services/{serviceName} {role} {member} [{condition title}]`, `{serviceName} {role} {member} [{condition title}]`, `services/{serviceName}/{role}/{member}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title. Give the type's full token, as below.
 
         ```sh
         $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
@@ -217,6 +217,10 @@ class ServiceIamMember(pulumi.CustomResource):
 
         ```sh
         $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog/roles/servicemanagement.serviceConsumer/user:jane@example.com"
         ```
 
         :param str resource_name: The name of the resource.
@@ -249,7 +253,7 @@ class ServiceIamMember(pulumi.CustomResource):
 
         ## Import
 
-        The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition's title follows. Give the type's full token, as below.
+        The ID takes one of these forms: `services/{serviceName} {role} {member} [{condition title}]`, `{serviceName} {role} {member} [{condition title}]`, `services/{serviceName}/{role}/{member}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform's), so a resource's `id` there imports as it is. A condition is matched by its title. Give the type's full token, as below.
 
         ```sh
         $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com"
@@ -261,6 +265,10 @@ class ServiceIamMember(pulumi.CustomResource):
 
         ```sh
         $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030"
+        ```
+
+        ```sh
+        $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member "services/bookstore.endpoints.example-project.cloud.goog/roles/servicemanagement.serviceConsumer/user:jane@example.com"
         ```
 
         :param str resource_name: The name of the resource.

@@ -55,7 +55,7 @@ import javax.annotation.Nullable;
  * 
  * ## Import
  * 
- * The ID is the parent (`services/{serviceName}/consumers/{consumerProject}` or `{serviceName}/{consumerProject}`). Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
+ * The ID takes one of these forms: `services/{serviceName}/consumers/{consumerProject}`, `{serviceName}/{consumerProject}`. Pulumi GCP also lists `{consumer_project}` alone: that names no service, so it is refused with a message giving the forms above. Give the type&#39;s full token, as below.
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy policy &#34;services/bookstore.endpoints.example-project.cloud.goog/consumers/consumer-project-1&#34;

@@ -48,7 +48,7 @@ import javax.annotation.Nullable;
  * 
  * ## Import
  * 
- * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role, separated by a space; for a binding under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
+ * The ID takes one of these forms: `services/{serviceName} {role} [{condition title}]`, `{serviceName} {role} [{condition title}]`, `services/{serviceName}/{role}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform&#39;s), so a resource&#39;s `id` there imports as it is. A condition is matched by its title. Give the type&#39;s full token, as below.
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer&#34;
@@ -60,6 +60,10 @@ import javax.annotation.Nullable;
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer expires-2030&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamBinding:ServiceIamBinding binding &#34;services/bookstore.endpoints.example-project.cloud.goog/roles/servicemanagement.serviceConsumer&#34;
  * ```
  * 
  */

@@ -47,7 +47,7 @@ import javax.annotation.Nullable;
  * 
  * ## Import
  * 
- * The ID is the parent (`services/{serviceName}` or `{serviceName}`), then the role and the member, separated by spaces; for a grant under a condition, the condition&#39;s title follows. Give the type&#39;s full token, as below.
+ * The ID takes one of these forms: `services/{serviceName} {role} {member} [{condition title}]`, `{serviceName} {role} {member} [{condition title}]`, `services/{serviceName}/{role}/{member}[/{condition title}/{condition description}/{condition expression}]`. The space-separated forms are the ones Pulumi GCP documents; the slash-joined one is the ID Pulumi GCP keeps in its state (Terraform&#39;s), so a resource&#39;s `id` there imports as it is. A condition is matched by its title. Give the type&#39;s full token, as below.
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com&#34;
@@ -59,6 +59,10 @@ import javax.annotation.Nullable;
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane{@literal @}example.com expires-2030&#34;
+ * ```
+ * 
+ * ```sh
+ * $ pulumi import cloud:endpoints/serviceIamMember:ServiceIamMember member &#34;services/bookstore.endpoints.example-project.cloud.goog/roles/servicemanagement.serviceConsumer/user:jane{@literal @}example.com&#34;
  * ```
  * 
  */

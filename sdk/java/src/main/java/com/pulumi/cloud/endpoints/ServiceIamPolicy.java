@@ -54,7 +54,7 @@ import javax.annotation.Nullable;
  * 
  * ## Import
  * 
- * The ID is the parent (`services/{serviceName}` or `{serviceName}`). Give the type&#39;s full token, as below.
+ * The ID takes one of these forms: `services/{serviceName}`, `{serviceName}`. Give the type&#39;s full token, as below.
  * 
  * ```sh
  * $ pulumi import cloud:endpoints/serviceIamPolicy:ServiceIamPolicy policy &#34;services/bookstore.endpoints.example-project.cloud.goog&#34;
