@@ -12,17 +12,16 @@ import { serve } from "./server";
 
 /**
  * V8 sizes the heap for the machine's memory, so a long-lived plugin's RSS grows by half under sustained
- * load. These heuristics are read as the heap grows and as code is optimized, so they take effect when set at
- * run time; the same flags on the command line would cost ~20 ms of start-up (Node drops its code cache when
- * flags change). Keep the young generation at its initial size, grow the old one in small steps, and let V8
- * favour size over speed (Node 22's V8: ~10 MB less after thousands of lookups, for ~10% of the plugin's own
- * CPU per call, which is small beside the API's latency). Set once the port is printed: a V8 code cache is only
- * accepted under the flags it was made with, and boot.ts makes one then.
+ * load. These heuristics are read as the heap grows, so they take effect when set at run time; the same flags on
+ * the command line would cost ~20 ms of start-up (Node drops its code cache when flags change). Keep the young
+ * generation at its initial size and grow the old one in small steps. Not --optimize-for-size: profiled under
+ * the bench's invoke load it doubled the plugin's CPU per call (1.6 ms against 0.8 ms on a loaded 2-core
+ * machine; a fifth of its busy time was the garbage collector) to save ~5 MB. Set once the port is printed: a V8 code cache is
+ * only accepted under the flags it was made with, and boot.ts makes one then.
  */
 function tuneHeap(): void {
     setFlagsFromString("--semi-space-growth-factor=1");
     setFlagsFromString("--heap-growing-percent=5");
-    setFlagsFromString("--optimize-for-size");
 }
 
 /** What the executable takes: the engine's arguments (Pulumi starts a provider plugin so), said for people. */
