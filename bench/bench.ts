@@ -300,7 +300,9 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         delete noCa.NODE_EXTRA_CA_CERTS;
     }
     await primeLauncherCache(installed.launcher, log);
-    type Key = "executable" | "executableBare" | "launcher" | "go" | "node" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
+    // The same `node` by its path: an empty environment has no PATH to find it on.
+    const nodePath = execFileSync("sh", ["-c", "command -v node"], { encoding: "utf8" }).trim();
+    type Key = "executable" | "executableBare" | "launcher" | "go" | "node" | "nodeBare" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
     const subjects: { key: Key; cmd: string; argv: string[]; env?: NodeJS.ProcessEnv }[] = [
         { key: "executable", cmd: installed.executable, argv: [] },
         // As a user without Node runs it: nothing in the environment at all (`env -i`).
@@ -309,6 +311,8 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         ...("bin" in go ? [{ key: "go" as const, cmd: go.bin, argv: [] }] : []),
         // `node` from PATH, as the launcher finds it.
         { key: "node", cmd: "node", argv: nodeLine },
+        // The floor of the executable's `env -i` start: Node starting with no environment either.
+        { key: "nodeBare", cmd: nodePath, argv: nodeLine, env: {} },
         ...(noCa ? [{ key: "nodeNoCa" as const, cmd: "node", argv: nodeLine, env: noCa }] : []),
         { key: "grpcJs", cmd: process.execPath, argv: [path.join(FIXTURES, "floor.js")] },
         { key: "stock", cmd: process.execPath, argv: [path.join(FIXTURES, "stock-provider.js")] },
@@ -333,6 +337,7 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         pathNode: execFileSync("node", ["--version"], { encoding: "utf8" }).trim().replace(/^v/, ""),
         dev: m("dev"),
         node: m("node"),
+        nodeBare: m("nodeBare"),
         nodeNoCa: noCa ? m("nodeNoCa") : undefined,
         grpcJs: m("grpcJs"),
         stock: m("stock"),
