@@ -16,7 +16,7 @@ import { checkDist } from "../../scripts/check-dist";
 import { assetName, CHECKSUMS, executableName, PLATFORMS, platformKey } from "../../scripts/platforms";
 import { runnerFor } from "../../scripts/runners";
 import { checkAdhocSignedMachO } from "../support/macho";
-import { expectAnswersLookup, HOST_PLATFORM, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
+import { expectAnswersLookup, HOST_PLATFORM, notesOfALookup, Plugin, pluginTarball, unpackPlugin } from "../support/plugin";
 import { ROOT, skipUnless, toolsBin, toolsMissing, VERSION } from "./support";
 
 const TOKEN = "ya29.platform-token";
@@ -108,17 +108,7 @@ describe("an executable without a code cache inside, as macOS's are (linux-amd64
 
     it("serves on its first start, writing a code cache to the user's cache directory, and starts from it later", async () => {
         const cacheHome = path.join(dir, "cache");
-        const start = async () => {
-            const emu = await startEmulator({ accessTokens: [TOKEN] });
-            const plugin = await Plugin.start({ command: ["env", "-i", `XDG_CACHE_HOME=${cacheHome}`, exe], args: ["--logtostderr", "-v=9"], env: {} });
-            try {
-                await expectAnswersLookup(plugin, emu, TOKEN);
-                return plugin.stderr;
-            } finally {
-                await plugin.stop();
-                await emu.close();
-            }
-        };
+        const start = () => notesOfALookup(["env", "-i", `XDG_CACHE_HOME=${cacheHome}`, exe], {}, TOKEN);
         expect(await start()).to.match(/no usable code cache: writing .*main\.js\.[0-9a-f]{16}\.v[\d.]+-x64\.cache/).and.not.contain("code cache rejected");
         const written = fs.readdirSync(path.join(cacheHome, "pulumi-resource-cloud"));
         expect(written).to.have.length(1);

@@ -6,25 +6,13 @@ import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
 import * as semver from "semver";
-import { startEmulator } from "../../emulator";
 import { NODE_ENGINES, nodeSupported } from "../../provider/packaging";
-import { expectAnswersLookup, FOLDER_PLATFORM, Plugin, usePackagedPlugin } from "../support/plugin";
+import { FOLDER_PLATFORM, notesOfALookup, Plugin, usePackagedPlugin } from "../support/plugin";
 
 const TOKEN = "ya29.boot-token";
 const ROOT = path.join(__dirname, "..", "..", "..");
 
-/** Starts `command` (debug notes on stderr), checks it answers a lookup, and returns its notes. */
-async function startOnce(command: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-    const emu = await startEmulator({ accessTokens: [TOKEN] });
-    const plugin = await Plugin.start({ command, args: ["--logtostderr", "-v=9"], env });
-    try {
-        await expectAnswersLookup(plugin, emu, TOKEN);
-        return plugin.stderr;
-    } finally {
-        await plugin.stop();
-        await emu.close();
-    }
-}
+const startOnce = (command: string[], env: NodeJS.ProcessEnv = {}) => notesOfALookup(command, env, TOKEN);
 
 describe("packaged plugin start-up: the self-contained executable", function () {
     this.timeout(60_000);

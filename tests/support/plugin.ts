@@ -302,6 +302,22 @@ export async function expectAnswersLookup(plugin: Plugin, emu: Emulator, token: 
     }
 }
 
+/**
+ * Starts the plugin by `command` with debug notes on stderr (`env` only, beside PATH and HOME), checks that it answers
+ * a lookup against an emulator of its own, and returns its notes.
+ */
+export async function notesOfALookup(command: string[], env: NodeJS.ProcessEnv = {}, token = "ya29.lookup-notes-token"): Promise<string> {
+    const emu = await startEmulator({ accessTokens: [token] });
+    const plugin = await Plugin.start({ command, args: ["--logtostderr", "-v=9"], env });
+    try {
+        await expectAnswersLookup(plugin, emu, token);
+        return plugin.stderr;
+    } finally {
+        await plugin.stop();
+        await emu.close();
+    }
+}
+
 export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
 export const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
