@@ -30,7 +30,7 @@ import * as path from "path";
 import { inject } from "postject";
 import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
 import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
-import { adhocSign, checkNodeFoundationSignature } from "./macho";
+import { adhocSign, checkNodeFoundationSignature, CPU_TYPE, MH_MAGIC_64 } from "./macho";
 import { assetName, CHECKSUMS, executableName, NODE_FOLDER, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate } from "./platforms";
 import { runnerFor } from "./runners";
 
@@ -111,9 +111,9 @@ const verified = new Map<string, Buffer>();
 
 /** What kind of executable `data` is: "elf-x64", "elf-arm64", "pe-x64", "macho-x64", "macho-arm64", or undefined. */
 function executableKind(data: Buffer): string | undefined {
-    if (data.readUInt32LE(0) === 0xfeedfacf) {
+    if (data.readUInt32LE(0) === MH_MAGIC_64) {
         const cpu = data.readUInt32LE(4);
-        return cpu === 0x01000007 ? "macho-x64" : cpu === 0x0100000c ? "macho-arm64" : undefined;
+        return cpu === CPU_TYPE.x86_64 ? "macho-x64" : cpu === CPU_TYPE.arm64 ? "macho-arm64" : undefined;
     }
     if (data.readUInt32BE(0) === 0x7f454c46) {
         const machine = data.readUInt16LE(18);
@@ -126,9 +126,11 @@ function executableKind(data: Buffer): string | undefined {
     return undefined;
 }
 
-const EXPECTED_KIND: Record<string, string> = {
-    "linux-amd64": "elf-x64", "linux-arm64": "elf-arm64", "darwin-amd64": "macho-x64", "darwin-arm64": "macho-arm64", "windows-amd64": "pe-x64",
-};
+/** The kind of executable (as executableKind names it) that `p`'s Node must be. */
+function expectedKind(p: Platform): string {
+    const format = { linux: "elf", darwin: "macho", windows: "pe" }[p.os];
+    return `${format}-${p.arch === "amd64" ? "x64" : "arm64"}`;
+}
 
 /**
  * The platform's Node binary, checked before anything is injected into it: the package's integrity, the
@@ -158,7 +160,8 @@ export function checkNodeBinary(p: Platform, pin: NodePin, binary: Buffer): void
     const where = `${pin.package}@${NODE_VERSION} ${pin.binary}`;
     if (sha256(binary) !== pin.sha256) throw new Error(`${where}: SHA-256 ${sha256(binary)}, but scripts/platforms.ts pins ${pin.sha256}`);
     const kind = executableKind(binary);
-    if (kind !== EXPECTED_KIND[platformKey(p)]) throw new Error(`${where}: is ${kind ?? "not an executable we know"}, not ${EXPECTED_KIND[platformKey(p)]}`);
+    const expected = expectedKind(p);
+    if (kind !== expected) throw new Error(`${where}: is ${kind ?? "not an executable we know"}, not ${expected}`);
     const fuse = binary.indexOf(SEA_FUSE);
     if (fuse < 0 || binary.indexOf(SEA_FUSE, fuse + 1) >= 0 || binary.indexOf(`${SEA_FUSE}:0`) !== fuse) {
         throw new Error(`${where}: expected exactly one SEA fuse, unset (an executable something was already injected into?)`);
