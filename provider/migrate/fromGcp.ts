@@ -6,45 +6,47 @@
 
 import { randomUUID } from "crypto";
 import { configProperties, isConfigKey, isEngineKey } from "../config";
+import { resources as definitions } from "../resources";
 import { grantId } from "../resources/grant";
-import { checkServiceName, Parent, parentName, PREFIX } from "../iam/names";
+import type { GrantShape } from "../resources/importId";
+import { checkServiceName, Parent, parentName, ParentKind } from "../iam/names";
 import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";
+import { isSecret, PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, Value } from "../properties";
 import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../version";
-import { token } from "../tokens";
-
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type JsonObject = { [k: string]: Json };
 
 /** The checkpoint versions `pulumi stack export` writes that this command reads. */
-export const DEPLOYMENT_VERSIONS = [3] as const;
+const DEPLOYMENT_VERSIONS = [3] as const;
 
-type Shape = "policy" | "binding" | "member";
-/** The six types: Pulumi GCP's token, ours (the same module and name, the package renamed), parent and shape. */
-export const MIGRATED_TYPES = (["service", "consumer"] as const).flatMap((kind) =>
-    ([["IamPolicy", "policy"], ["IamBinding", "binding"], ["IamMember", "member"]] as const).map(([suffix, shape]) => {
-        const ours = token("endpoints", `${PREFIX[kind]}${suffix}`);
-        return { gcp: `gcp${ours.slice(PACKAGE_NAME.length)}`, ours, kind, shape };
-    }));
-const TYPES = MIGRATED_TYPES;
-export const GCP_TYPES: readonly string[] = TYPES.map((t) => t.gcp);
+/**
+ * The migrated types, one per resource this package defines: Pulumi GCP's token, ours (the same module and name,
+ * the package renamed), parent and shape (told by the inputs the definition declares).
+ */
+export const MIGRATED_TYPES = definitions.map((r) => {
+    const kind: ParentKind = "consumerProject" in r.inputs ? "consumer" : "service";
+    const shape: GrantShape = "policyData" in r.inputs ? "policy" : "members" in r.inputs ? "binding" : "member";
+    return { gcp: `gcp${r.token.slice(PACKAGE_NAME.length)}`, ours: r.token, kind, shape };
+});
+export const GCP_TYPES: readonly string[] = MIGRATED_TYPES.map((t) => t.gcp);
+
+/** The type of this package's provider resources. */
+const PROVIDER_TYPE = `pulumi:providers:${PACKAGE_NAME}`;
 
 /** Why a migration is refused; nothing is written then. */
 export class MigrationError extends Error {}
 
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
-const isObject = (v: Json | undefined): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+const isObject = (v: Value | undefined): v is PropertyMap => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A property's value, a plaintext secret unwrapped (and said so); a ciphertext cannot be read. */
-function plain(v: Json | undefined, where: string): { value: Json | undefined; secret: boolean } {
-    if (!isObject(v) || v[SECRET_SIG] !== SECRET_VALUE) return { value: v, secret: false };
+function plain(v: Value | undefined, where: string): { value: Value | undefined; secret: boolean } {
+    if (!isSecret(v)) return { value: v, secret: false };
     if (typeof v.plaintext !== "string") {
         throw new MigrationError(`${where} is an encrypted secret: export the stack with \`pulumi stack export --show-secrets\``);
     }
-    return { value: JSON.parse(v.plaintext) as Json, secret: true };
+    return { value: JSON.parse(v.plaintext) as Value, secret: true };
 }
 
-const secretOf = (v: Json): JsonObject => ({ [SECRET_SIG]: SECRET_VALUE, plaintext: JSON.stringify(v) });
+/** A secret as a checkpoint holds it (`plaintext`, the value's JSON; the protocol's form holds `value`). */
+const secretOf = (v: Value): PropertyMap => ({ [SECRET_SIG_KEY]: SECRET_SIG_VALUE, plaintext: JSON.stringify(v) });
 
 export interface MigrateOptions {
     /** The provider reference (`URN::ID`) of an explicit `cloud` provider in the export; default: one made in the file. */
@@ -61,7 +63,7 @@ export interface CarriedKey {
 
 export interface Migration {
     /** The `pulumi stack import` input. */
-    result: JsonObject;
+    result: PropertyMap;
     /** How many resources were migrated. */
     migrated: number;
     /**
@@ -73,7 +75,7 @@ export interface Migration {
 }
 
 /** The migrated deployment (`pulumi stack import` input), or a MigrationError. */
-export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): Migration {
+export function migrateFromGcp(exported: Value, opts: MigrateOptions = {}): Migration {
     if (!isObject(exported) || !isObject(exported.deployment) || exported.version === undefined) {
         throw new MigrationError("the input is not the output of `pulumi stack export` (a JSON object with `version` and `deployment`)");
     }
@@ -92,7 +94,7 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): Migra
     const urns = new Map<string, string>();
     const migratedAt: number[] = [];
     resources.forEach((r, i) => {
-        const t = TYPES.find((x) => x.gcp === r.type);
+        const t = MIGRATED_TYPES.find((x) => x.gcp === r.type);
         if (!t || typeof r.urn !== "string") return;
         const at = r.urn.lastIndexOf("::");
         const head = r.urn.slice(0, at);
@@ -110,34 +112,34 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): Migra
     const [, stack, project] = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(String(first.urn)) ?? [];
     if (!stack) throw new MigrationError(`${String(first.urn)} is not a Pulumi URN`);
     const providerName = `default_${PACKAGE_VERSION.replace(/\./g, "_")}`;
-    const providerUrn = `urn:pulumi:${stack}::${project}::pulumi:providers:${PACKAGE_NAME}::${providerName}`;
+    const providerUrn = `urn:pulumi:${stack}::${project}::${PROVIDER_TYPE}::${providerName}`;
     const existing = resources.find((r) => r.urn === providerUrn);
     let provider = opts.provider;
-    let made: JsonObject | undefined;
+    let made: PropertyMap | undefined;
     const carried: CarriedKey[] = [];
     if (provider !== undefined) {
         const urn = provider.slice(0, provider.lastIndexOf("::"));
         const p = resources.find((r) => r.urn === urn);
-        if (!p || p.type !== `pulumi:providers:${PACKAGE_NAME}` || `${urn}::${String(p.id)}` !== provider) {
-            throw new MigrationError(`--provider ${provider}: the export has no \`pulumi:providers:${PACKAGE_NAME}\` resource with that URN and ID (the form is URN::ID)`);
+        if (!p || p.type !== PROVIDER_TYPE || `${urn}::${String(p.id)}` !== provider) {
+            throw new MigrationError(`--provider ${provider}: the export has no \`${PROVIDER_TYPE}\` resource with that URN and ID (the form is URN::ID)`);
         }
     } else if (existing) {
         provider = `${providerUrn}::${String(existing.id)}`;
     } else {
         const id = opts.providerId ?? randomUUID();
         const config = gcpDefaultConfig(resources, resources[migratedAt[0]]);
-        for (const key of Object.keys(config)) carried.push({ key, secret: isObject(config[key]) && config[key][SECRET_SIG] === SECRET_VALUE });
+        for (const key of Object.keys(config)) carried.push({ key, secret: isSecret(config[key]) });
         const props = { ...config, version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
-        made = { urn: providerUrn, custom: true, id, type: `pulumi:providers:${PACKAGE_NAME}`, inputs: props, outputs: props };
+        made = { urn: providerUrn, custom: true, id, type: PROVIDER_TYPE, inputs: props, outputs: props };
         provider = `${providerUrn}::${id}`;
     }
 
-    const rename = (u: Json | undefined): Json | undefined => (typeof u === "string" ? urns.get(u) ?? u : u);
-    const out: JsonObject[] = [];
+    const rename = (u: Value | undefined): Value | undefined => (typeof u === "string" ? urns.get(u) ?? u : u);
+    const out: PropertyMap[] = [];
     resources.forEach((r, i) => {
         if (made && i === migratedAt[0]) out.push(made);
-        const t = TYPES.find((x) => x.gcp === r.type);
-        const renamed: JsonObject = {
+        const t = MIGRATED_TYPES.find((x) => x.gcp === r.type);
+        const renamed: PropertyMap = {
             ...r,
             ...(r.parent !== undefined ? { parent: rename(r.parent) ?? null } : {}),
             ...(Array.isArray(r.dependencies) ? { dependencies: r.dependencies.map((d) => rename(d) ?? null) } : {}),
@@ -157,18 +159,18 @@ export function migrateFromGcp(exported: Json, opts: MigrateOptions = {}): Migra
  * inputs from the stack's `gcp:` config. A key this package keeps secret is kept secret. None when `first` uses
  * an explicit Pulumi GCP provider (its settings are the program's, not stack config).
  */
-function gcpDefaultConfig(resources: JsonObject[], first: JsonObject): JsonObject {
+function gcpDefaultConfig(resources: PropertyMap[], first: PropertyMap): PropertyMap {
     const ref = typeof first.provider === "string" ? first.provider : "";
     const urn = ref.slice(0, ref.lastIndexOf("::"));
     const gcp = resources.find((r) => r.urn === urn && r.type === "pulumi:providers:gcp");
     if (!gcp || !/::default(_[0-9_]+)?$/.test(urn) || !isObject(gcp.inputs)) return {};
-    const out: JsonObject = {};
+    const out: PropertyMap = {};
     const inputs = gcp.inputs;
     // In the order this package declares its keys.
     for (const key of Object.keys(configProperties)) {
         const value = inputs[key];
         if (!isConfigKey(key) || isEngineKey(key) || value === null || value === undefined) continue;
-        const wrapped = isObject(value) && value[SECRET_SIG] === SECRET_VALUE;
+        const wrapped = isSecret(value);
         if (wrapped && typeof value.plaintext !== "string") {
             throw new MigrationError(`${urn}: \`${key}\` is an encrypted secret: export the stack with \`pulumi stack export --show-secrets\``);
         }
@@ -178,14 +180,14 @@ function gcpDefaultConfig(resources: JsonObject[], first: JsonObject): JsonObjec
 }
 
 /** One resource in this package's shape. */
-function convert(r: JsonObject, t: (typeof TYPES)[number], urn: string, provider: string): JsonObject {
+function convert(r: PropertyMap, t: (typeof MIGRATED_TYPES)[number], urn: string, provider: string): PropertyMap {
     const where = (k: string) => `${String(r.urn)}: \`${k}\``;
     if (r.delete === true) throw new MigrationError(`${String(r.urn)} is pending deletion (a replacement was interrupted): run \`pulumi up\` or \`pulumi refresh\` first`);
     const inputs = isObject(r.inputs) ? r.inputs : {};
     const outputs = isObject(r.outputs) ? r.outputs : {};
     const secrets = new Set<string>();
     /** A property as the user declared it (inputs), else as Pulumi GCP read it (outputs). */
-    const get = (k: string): Json | undefined => {
+    const get = (k: string): Value | undefined => {
         const v = plain(inputs[k] ?? outputs[k], where(k));
         if (v.secret) secrets.add(k);
         return v.value;
@@ -201,8 +203,8 @@ function convert(r: JsonObject, t: (typeof TYPES)[number], urn: string, provider
     // Terraform writes the consumer project back as `services/S/consumers/P`.
     const consumerProject = t.kind === "consumer" ? str("consumerProject").replace(/^services\/[^/]+\/consumers\//, "") : undefined;
     const parent: Parent = t.kind === "consumer" ? { kind: "consumer", serviceName, consumerProject: consumerProject ?? "" } : { kind: "service", serviceName };
-    const parentIn: JsonObject = consumerProject !== undefined ? { consumerProject, serviceName } : { serviceName };
-    let declared: JsonObject;
+    const parentIn: PropertyMap = consumerProject !== undefined ? { consumerProject, serviceName } : { serviceName };
+    let declared: PropertyMap;
     let id: string;
     if (t.shape === "policy") {
         const parsed = parsePolicyData(str("policyData"));
@@ -227,12 +229,12 @@ function convert(r: JsonObject, t: (typeof TYPES)[number], urn: string, provider
             if (!Array.isArray(ms) || !ms.every((m): m is string => typeof m === "string")) throw new MigrationError(`${where("members")} is missing (or not a list of strings)`);
             members = [...new Set(ms)].sort();
         }
-        const cond: JsonObject | undefined = condition ? { ...condition } : undefined;
+        const cond: PropertyMap | undefined = condition ? { ...condition } : undefined;
         declared = { ...parentIn, role, ...(t.shape === "member" ? { member: members[0] } : { members }), ...(cond ? { condition: cond } : {}) };
         id = grantId(parent, [role, ...(t.shape === "member" ? members : []), condition?.title]);
     }
     const etag = get("etag");
-    const hide = (o: JsonObject): JsonObject => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, secrets.has(k) ? secretOf(v) : v]));
+    const hide = (o: PropertyMap): PropertyMap => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, secrets.has(k) ? secretOf(v) : v]));
     const declaredKeys = new Set(Object.keys(declared));
     // The old URN's aliases name Pulumi GCP's type: dropped.
     const rest = Object.fromEntries(Object.entries(r).filter(([k]) => k !== "aliases"));
