@@ -53,7 +53,7 @@ type Line =
     | { op: "closed" };
 
 /** `$PULUMI_HOME/plugins-state/pulumi-resource-cloud`: this plugin's own state beside the user's Pulumi data. */
-export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
+function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
     const home = env.PULUMI_HOME || path.join(os.homedir(), ".pulumi");
     return path.join(home, "plugins-state", `pulumi-resource-${PACKAGE_NAME}`);
 }
@@ -77,7 +77,7 @@ function backendOf(env: NodeJS.ProcessEnv): string {
  * The stack's folder name: `<project>--<stack>-<hash>`, the hash over project, stack and backend, so stacks of the
  * same names in two backends keep apart. Undefined if `urn` is not a URN.
  */
-export function stackKey(urn: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function stackKey(urn: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
     const m = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(urn);
     if (!m) return undefined;
     const [, stack, project] = m;
@@ -120,13 +120,17 @@ export class Deployment {
     private run = SELF.id;
     private file?: ProcessFile<Line>;
     private attached = false;
+    /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
     private readonly claims = new Map<string, Claim>();
+    private readonly own = new Set<string>();
+    /** How many lines of each of the run's other files are in `claims` and `mentioned` already. */
+    private readonly gathered = new Map<string, number>();
     private readonly warnedPairs = new Set<string>();
     /** This process's writes not yet shown recorded, by line number. */
     private readonly mine = new Map<number, Entry>();
     /** Taken over from dead processes, by URN. */
     private readonly orphans = new Map<string, Entry[]>();
-    /** URNs whose state the engine sent, or whose write this process answered, in this run. */
+    /** URNs whose state the engine sent, or whose write was answered, in this run (any of its processes). */
     private readonly mentioned = new Set<string>();
     private lines = 0;
     /** Whether this deployment changed anything (a Create, Update or Delete that was not a preview). */
@@ -194,7 +198,14 @@ export class Deployment {
             if (sameRun && left.length === 0) continue;
             // Carried in this process's own file from now on, so that they outlive it if it dies too.
             this.file.take(peer, () => {
-                if (sameRun) for (const l of peer.lines) if (l.op === "declare" || l.op === "answered" || l.op === "recorded") this.append(l);
+                if (sameRun) {
+                    for (const l of peer.lines) {
+                        if (l.op === "declare" || l.op === "answered" || l.op === "recorded") {
+                            this.learn(l);
+                            this.append(l);
+                        }
+                    }
+                }
                 for (const e of left) {
                     this.orphans.set(e.urn, [...(this.orphans.get(e.urn) ?? []), e]);
                     this.append({ op: "wrote", n: ++this.lines, ...e }, true);
@@ -219,20 +230,28 @@ export class Deployment {
         return (this.file?.peers() ?? []).filter((p) => runOf(p) === this.run);
     }
 
-    /** Every claim of the deployment: this process's and its run's other processes' (the last per URN wins). */
-    private allClaims(): Map<string, Claim> {
-        const all = new Map<string, Claim>();
-        for (const peer of this.runPeers()) for (const l of peer.lines) if (l.op === "declare") all.set(l.urn, l.claim);
-        for (const [urn, claim] of this.claims) all.set(urn, claim);
-        return all;
+    /** What another process of the run said: a claim (this process's own claim of a URN comes first), or a mention. */
+    private learn(line: Line): void {
+        if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
+        if (line.op === "answered" || line.op === "recorded") this.mentioned.add(line.urn);
+    }
+
+    /** Reads what the run's other processes appended since the last call (their files only grow). */
+    private gather(): void {
+        for (const peer of this.runPeers()) {
+            for (const line of peer.lines.slice(this.gathered.get(peer.file) ?? 0)) this.learn(line);
+            this.gathered.set(peer.file, peer.lines.length);
+        }
     }
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
     declare(urn: string, claim: Claim): Notice[] {
+        this.own.add(urn);
         this.claims.set(urn, claim);
         this.append({ op: "declare", urn, claim });
+        this.gather();
         const notices: Notice[] = [];
-        for (const [other, theirs] of this.allClaims()) {
+        for (const [other, theirs] of this.claims) {
             if (other === urn || theirs.parent !== claim.parent) continue;
             const conflict = conflictOf(claim, theirs);
             if (!conflict) continue;
@@ -249,8 +268,9 @@ export class Deployment {
      * run. A resource being deleted counts only if the program still declares it (then it is its own replacement).
      */
     private kept(parent: string): Kept {
+        this.gather();
         const kept: Kept = { grants: new Map() };
-        for (const [urn, claim] of this.allClaims()) {
+        for (const [urn, claim] of this.claims) {
             if (claim.parent !== parent) continue;
             if (claim.scope === "policy") kept.policy = urn;
             for (const g of claim.grants) kept.grants.set(grantKey(g), urn);
@@ -332,17 +352,15 @@ export class Deployment {
      */
     async settle(iam: IamFetcher | undefined): Promise<string[]> {
         if (this.orphans.size === 0) return [];
-        const mentioned = new Set(this.mentioned);
-        for (const peer of this.runPeers()) for (const l of peer.lines) if (l.op === "answered" || l.op === "recorded") mentioned.add(l.urn);
-        const claims = this.allClaims();
+        this.gather();
         const notes: string[] = [];
         for (const [urn, entries] of [...this.orphans]) {
-            if (mentioned.has(urn)) {
+            if (this.mentioned.has(urn)) {
                 this.orphans.delete(urn);
                 this.append({ op: "settled", urn });
                 continue;
             }
-            if (claims.has(urn) || !this.changed) continue; // still declared, or a run that may be a preview: later
+            if (this.claims.has(urn) || !this.changed) continue; // still declared, or a run that may be a preview: later
             try {
                 for (const e of entries) {
                     const where = parentName(e.parent);

@@ -16,8 +16,8 @@ import * as os from "os";
 import * as path from "path";
 
 /** How often a process touches its file, and how long without a touch makes it dead where its PID cannot tell. */
-export const HEARTBEAT_MS = 2000;
-export const STALE_MS = 15_000;
+const HEARTBEAT_MS = 2000;
+const STALE_MS = 15_000;
 
 /** Who wrote a file: enough to tell later whether that process still runs. */
 export interface Writer {
