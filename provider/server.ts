@@ -26,7 +26,7 @@ import { ASSETS } from "./packaging";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
-import { Deployment } from "./deployment/deployment";
+import { Deployment, OperationKind } from "./deployment/deployment";
 import { ResourceContext } from "./resources/resource";
 import { parseToken } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
@@ -305,9 +305,9 @@ export class Provider implements Rpcs {
     }
 
     /** Runs a resource operation inside the deployment (deployment.ts: its context, and what it tells of the engine's state). */
-    private operation<T>(urn: string, kind: "create" | "read" | "update" | "delete", holdsState: boolean, preview: boolean,
+    private operation<T>(urn: string, kind: OperationKind, preview: boolean,
         run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
-        return this.deployment.operation({ urn, kind, holdsState, preview },
+        return this.deployment.operation({ urn, kind, preview },
             { iam: () => this.iam(), warn: (message) => this.log.warn(message, urn) }, run);
     }
 
@@ -343,7 +343,7 @@ export class Provider implements Rpcs {
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
         const def = this.resource(typeOf(req));
-        const r = await this.operation(req.getUrn(), "create", false, req.getPreview(), (ctx) => def.create(toMap(req.getProperties()), req.getPreview(), ctx));
+        const r = await this.operation(req.getUrn(), "create", req.getPreview(), (ctx) => def.create(toMap(req.getProperties()), req.getPreview(), ctx));
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
@@ -351,7 +351,7 @@ export class Provider implements Rpcs {
         const def = this.resource(typeOf(req));
         const state = toMap(req.getProperties());
         // A refresh sends the state the engine holds; an import has none yet.
-        const r = await this.operation(req.getUrn(), "read", Object.keys(state).length > 0, false,
+        const r = await this.operation(req.getUrn(), Object.keys(state).length > 0 ? "refresh" : "import", false,
             (ctx) => def.read(req.getId(), state, toMap(req.getInputs()), ctx));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
@@ -361,14 +361,14 @@ export class Provider implements Rpcs {
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        const properties = await this.operation(req.getUrn(), "update", true, req.getPreview(),
+        const properties = await this.operation(req.getUrn(), "update", req.getPreview(),
             (ctx) => def.update(olds, toMap(req.getNews()), req.getPreview(), ctx));
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
         const def = this.resource(typeOf(req));
-        await this.operation(req.getUrn(), "delete", true, false, (ctx) => def.delete(toMap(req.getProperties()), ctx));
+        await this.operation(req.getUrn(), "delete", false, (ctx) => def.delete(toMap(req.getProperties()), ctx));
         return new Empty();
     }
 

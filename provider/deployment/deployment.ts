@@ -115,6 +115,9 @@ const runOf = (peer: Peer<Line>): string | undefined => {
 
 const closedIn = (peer: Peer<Line>): boolean => peer.lines.some((l) => l.op === "closed");
 
+/** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
+export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
+
 export class Deployment {
     /** The engine run: every plugin process the engine starts for one operation shares it. */
     private run = SELF.id;
@@ -308,11 +311,12 @@ export class Deployment {
      * and the answer tell of the engine's state is noted: a request carrying the resource's state shows the engine
      * holds it; a Create or Update answered (not a preview) is this run's write; a Delete done changed the stack.
      */
-    async operation<T>(op: { urn: string; kind: "create" | "read" | "update" | "delete"; holdsState: boolean; preview: boolean },
+    async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean },
         base: Pick<ResourceContext, "iam" | "warn">, run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
-        if (op.holdsState) this.recorded(urn);
+        // A refresh, an Update and a Delete carry the state the engine holds; a Create and an import have none.
+        if (op.kind === "refresh" || op.kind === "update" || op.kind === "delete") this.recorded(urn);
         const result = await run({
             ...base,
             urn,
