@@ -55,10 +55,10 @@ function isAddress(text: string): boolean {
 
 /** The engine's arguments, `"help"` for --help, or what is wrong with them (for a person, before the usage). */
 export function parseArgs(argv: readonly string[]): PluginArgs | "help" | string {
-    const known = new Set(["_", "logtostderr", "v", "tracing", "help", "h"]);
-    const args = minimist([...argv], { boolean: ["logtostderr", "help", "h"], string: ["v", "tracing"] });
+    const options = { boolean: ["logtostderr", "help", "h"], string: ["v", "tracing"] };
+    const args = minimist([...argv], options);
     if (args.help === true || args.h === true) return "help";
-    const unknown = Object.keys(args).filter((k) => !known.has(k));
+    const unknown = Object.keys(args).filter((k) => k !== "_" && !options.boolean.includes(k) && !options.string.includes(k));
     if (unknown.length) return `unknown option ${unknown.map((k) => (k.length === 1 ? `-${k}` : `--${k}`)).join(", ")}`;
     const v = args.v ?? "0";
     if (!/^\d+$/.test(v)) return `-v takes a number (the log verbosity), not ${JSON.stringify(v)}`;

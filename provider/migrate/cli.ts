@@ -40,13 +40,14 @@ export function nextSteps(file: string, carried: readonly CarriedKey[]): string 
 
 /** Runs the subcommand; resolves with the exit code (0, 1 refused, 2 usage). */
 export async function runMigrate(argv: readonly string[], io: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
-    const args = minimist([...argv], { string: ["in", "out", "provider"], boolean: ["help"] });
+    const options = { string: ["in", "out", "provider"], boolean: ["help"] };
+    const args = minimist([...argv], options);
     const say = (text: string) => io.stderr.write(`pulumi-resource-cloud migrate-from-gcp: ${text}\n`);
     if (args.help === true) {
         io.stdout.write(`${MIGRATE_USAGE}\n`);
         return 0;
     }
-    const unknown = [...Object.keys(args).filter((k) => !["_", "in", "out", "provider", "help"].includes(k)), ...args._.map(String)];
+    const unknown = [...Object.keys(args).filter((k) => k !== "_" && !options.string.includes(k) && !options.boolean.includes(k)), ...args._.map(String)];
     if (unknown.length) {
         say(`unknown argument ${unknown.map((u) => JSON.stringify(u)).join(", ")}\n\n${MIGRATE_USAGE}`);
         return 2;
