@@ -7,9 +7,9 @@ import { canonicalAuditConfigs, canonicalBindings, parsePolicyData } from "./pol
 import type { Binding } from "./policy";
 
 /** Principals in one policy: each occurrence in every role binding and audit logging exemption counts. */
-export const MAX_PRINCIPALS = 1500;
+const MAX_PRINCIPALS = 1500;
 /** Google groups and domains among them. */
-export const MAX_GROUPS_AND_DOMAINS = 250;
+const MAX_GROUPS_AND_DOMAINS = 250;
 
 const GROUP_OR_DOMAIN = /^(?:group|domain):/i;
 

@@ -8,7 +8,7 @@ import { naming } from "../schema";
 import { PACKAGE_NAME } from "../version";
 import { CarriedKey, GCP_TYPES, migrateFromGcp, MigrationError } from "./fromGcp";
 
-export const MIGRATE_USAGE = [
+const MIGRATE_USAGE = [
     "usage: pulumi-resource-cloud migrate-from-gcp [--in FILE] [--out FILE] [--provider URN::ID]",
     "",
     "Reads `pulumi stack export --show-secrets` (stdin, or --in) of a stack using Pulumi GCP's Endpoints IAM resources and",
@@ -21,7 +21,7 @@ export const MIGRATE_USAGE = [
 ].join("\n");
 
 /** What the user does once the file is written: import it, carry the config, change the program, check. */
-export function nextSteps(file: string, carried: readonly CarriedKey[]): string {
+function nextSteps(file: string, carried: readonly CarriedKey[]): string {
     const n = naming();
     const pad = (l: string) => LANGUAGES.reduce((w, x) => Math.max(w, x.length), 0) + 2 - l.length;
     return [

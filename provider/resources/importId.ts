@@ -53,7 +53,7 @@ export function importDocText(kind: ParentKind, shape: GrantShape): string {
 }
 
 /** The condition title the docs' example IDs name. */
-export const CONDITION_TITLE = "expires-2030";
+const CONDITION_TITLE = "expires-2030";
 
 /** One example ID per accepted form (the first space-separated form also with a condition's title). */
 export function importDocIds(kind: ParentKind, shape: GrantShape): string[] {
