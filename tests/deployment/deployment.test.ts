@@ -7,7 +7,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { Engine, startEngine, until } from "../support/engine";
-import { dieAfterWrite as diesAfterWrite, machine as onMachine } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine } from "../support/machine";
 import { listGrants, MEMBER, Plugin, PLUGIN, pulumiHome, ROLE, Stack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
@@ -16,8 +16,7 @@ const SERVICE = "deployment.endpoints.my-project.cloud.goog";
 const PARENT = `services/${SERVICE}`;
 const member = (who: string) => ({ serviceName: SERVICE, role: ROLE, member: `user:${who}@example.com` });
 const grant = (who: string) => `${ROLE} user:${who}@example.com`;
-const UNANSWERED = "before Pulumi recorded them";
-const MAY_NOT = "Pulumi may not have recorded";
+const { unanswered: UNANSWERED, mayNotBeRecorded: MAY_NOT, unusable: UNUSABLE } = JOURNAL_SAYS;
 
 /** One user's machine (tests/support/machine.ts) with this file's service. */
 const machine = (body: (stack: Stack, engine: Engine, home: string) => Promise<void>, home?: string) => onMachine(TOKEN, [SERVICE], body, home);
@@ -198,7 +197,7 @@ describe("never silent: a folder that cannot be used is said, and the deployment
             await machine(async (stack, engine) => {
                 await stack.plugin.check(MEMBER, member("a"), {}, "a");
                 await stack.plugin.create(MEMBER, member("a"), false, "a");
-                const warned = engine.messages.filter((m) => m.includes("crash journal"));
+                const warned = engine.messages.filter((m) => m.includes(UNUSABLE));
                 expect(warned).to.have.length(1);
                 expect(warned[0]).to.contain(folder).and.contain(reason);
                 expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("a")]);
@@ -224,7 +223,7 @@ describe("never silent: a folder that cannot be used is said, and the deployment
             try {
                 await p.check(MEMBER, member("ro"), {}, "ro");
                 await p.create(MEMBER, member("ro"), false, "ro");
-                const warned = engine.messages.filter((m) => m.includes("crash journal"));
+                const warned = engine.messages.filter((m) => m.includes(UNUSABLE));
                 expect(warned).to.have.length(1);
                 expect(warned[0]).to.contain(home).and.contain("EROFS");
                 expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("ro")]);

@@ -9,13 +9,13 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
+import { JOURNAL_SAYS } from "../support/machine";
 import { listGrants } from "../support/plugin";
 import { recordWrites } from "../support/proxy";
 import { PulumiSandbox, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
 
-const UNANSWERED = "before Pulumi recorded them";
-const MAY_NOT = "Pulumi may not have recorded";
+const { unanswered: UNANSWERED, mayNotBeRecorded: MAY_NOT, unusable: UNUSABLE } = JOURNAL_SAYS;
 
 describe("e2e: one deployment, one truth (real CLI and YAML host)", function () {
     this.timeout(300_000);
@@ -159,7 +159,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         const r = await sb.exec("unshare", ["--mount", "sh", "-c", script, "sh", folder, path.join(sb.bin, "pulumi"),
             "up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"], p.dir);
         expect(r.code, r.stdout + r.stderr).to.equal(0);
-        expect(r.stdout).to.contain("cannot keep its crash journal").and.contain(folder).and.contain("EROFS");
+        expect(r.stdout).to.contain(UNUSABLE).and.contain(folder).and.contain("EROFS");
         expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
     });
 

@@ -5,6 +5,7 @@
 // The same rules over the protocol alone: tests/resources/ownership.test.ts.
 
 import { expect } from "chai";
+import { JOURNAL_SAYS } from "../support/machine";
 import { ChildProcess, spawn } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
@@ -249,7 +250,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
             emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
             const r = await sb.pulumi([next, "--yes", "--skip-preview"], p.dir);
-            expect(r.stdout).to.contain("before Pulumi recorded them");
+            expect(r.stdout).to.contain(JOURNAL_SAYS.unanswered);
             if (next === "up") {
                 expect(grants(p.parent)).to.have.length(100);
                 expect(await stateTypes(p.dir)).to.have.length(100);

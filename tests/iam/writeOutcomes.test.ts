@@ -3,6 +3,7 @@
 // one way a landed write was lost track of: noted as never applied, never retried, or never read back.
 
 import { expect } from "chai";
+import { JOURNAL_SAYS } from "../support/machine";
 import { Engine, startEngine, until } from "../support/engine";
 import { MEMBER, pulumiHome, ROLE, SERVICE_FN, Stack, startStack } from "../support/plugin";
 import { Decide, Fate, faultProxy, FaultProxy, Seen } from "./faultProxy";
@@ -63,8 +64,8 @@ describe("writes whose outcome was hidden, and overlapping read-backs", function
         // The next run is told of the grant the dead one wrote and the engine never recorded.
         await stack.nextDeployment();
         await stack.plugin.create(MEMBER, member("user:other@example.com"), false, "other");
-        await until(() => engine.messages.some((m) => m.includes("before Pulumi recorded them")));
-        expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:landed@example.com");
+        await until(() => engine.messages.some((m) => m.includes(JOURNAL_SAYS.unanswered)));
+        expect(engine.messages.join("\n")).to.contain(JOURNAL_SAYS.unanswered).and.contain("user:landed@example.com");
     });
 
     it("a write that never answers is retried within the request timeout, and its retry's 409 ends in the change", async () => {

@@ -10,7 +10,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
 import { BINDING, listGrants, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
-import { dieAfterWrite as diesAfterWrite, machine as onMachine } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine } from "../support/machine";
 import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
@@ -280,9 +280,9 @@ describe("after a crash, no grant is orphaned in silence", function () {
         // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
         await stack.nextDeployment();
         const other = await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
-        const reported = () => engine.messages.some((m) => m.includes("before Pulumi recorded them"));
+        const reported = () => engine.messages.some((m) => m.includes(JOURNAL_SAYS.unanswered));
         await until(reported);
-        expect(engine.messages.join("\n")).to.contain("before Pulumi recorded them").and.contain("user:orphan@example.com");
+        expect(engine.messages.join("\n")).to.contain(JOURNAL_SAYS.unanswered).and.contain("user:orphan@example.com");
         await stack.plugin.delete(MEMBER, other.id, other.properties, "other");
         expect(await stack.plugin.stop()).to.equal(0);
         expect(stack.emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
@@ -300,7 +300,7 @@ describe("after a crash, no grant is orphaned in silence", function () {
         // The report would come with the run's first resource request, before the marker's warning.
         await warningsSoFar(stack.plugin, engine, SERVICE, "y");
         await stack.plugin.stop();
-        expect(engine.messages.join("\n")).not.to.contain("before Pulumi recorded them");
+        expect(engine.messages.join("\n")).not.to.contain(JOURNAL_SAYS.unanswered);
     }));
 
     /** The texts of the files the plugin keeps in `home` (its crash journal: provider/deployment/files.ts). */
@@ -313,7 +313,7 @@ describe("after a crash, no grant is orphaned in silence", function () {
 
     it("a grant written just before the plugin died is recorded, not removed, when the program still declares it", () => machine(async (stack, engine, home) => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:kept@example.com" };
-        const orphaned = "before Pulumi recorded them";
+        const orphaned = JOURNAL_SAYS.unanswered;
         await dieAfterWrite(stack, (p) => p.create(MEMBER, inputs, false, "kept"));
         // The dead plugin noted the write on disk before sending it.
         expect(journal(home).filter((t) => t.includes("user:kept@example.com")), "the journal's note of the write").to.have.length(1);

@@ -5,6 +5,16 @@ import { expect } from "chai";
 import { Engine, startEngine, until } from "./engine";
 import { Plugin, pulumiHome, Stack, startStack } from "./plugin";
 
+/** What the plugin tells the user of its crash journal (provider/deployment/deployment.ts), as the tests look for it. */
+export const JOURNAL_SAYS = {
+    /** A write an earlier, dead run made and no run answered. */
+    unanswered: "before Pulumi recorded them",
+    /** A write that was answered but never shown recorded, and that nothing declares any more. */
+    mayNotBeRecorded: "Pulumi may not have recorded",
+    /** The folder cannot be used. */
+    unusable: "cannot keep its crash journal",
+};
+
 /**
  * Runs `body` on one machine: the stack's first plugin is the first run's; `nextDeployment` starts the next run's
  * (a new engine run).
