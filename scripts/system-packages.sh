@@ -7,10 +7,14 @@
 set -uo pipefail
 table="$(dirname "$0")/system-packages.tsv"
 
-missing() {
+# The table's rows whose file is missing, as "package<TAB>file" (the one reader of the table here).
+absent() {
     grep -v '^#' "$table" | while IFS=$'\t' read -r pkg file _; do
-        [ -n "$pkg" ] && [ ! -e "$file" ] && echo "$pkg"
-    done | sort -u | tr '\n' ' '
+        [ -n "$pkg" ] && [ ! -e "$file" ] && printf '%s\t%s\n' "$pkg" "$file"
+    done
+}
+missing() {
+    absent | cut -f1 | sort -u | tr '\n' ' '
 }
 
 need="$(missing)"
@@ -27,10 +31,10 @@ if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get 
     rm -f "$log"; exit 1
 fi
 rm -f "$log"
-still="$(missing)"
+still="$(absent)"
 if [ -n "$still" ]; then
-    grep -v '^#' "$table" | while IFS=$'\t' read -r pkg file _; do
-        [ -n "$pkg" ] && [ ! -e "$file" ] && echo "system-packages: $pkg is installed but $file is missing" >&2
+    printf '%s\n' "$still" | while IFS=$'\t' read -r pkg file; do
+        echo "system-packages: $pkg is installed but $file is missing" >&2
     done
     exit 1
 fi
