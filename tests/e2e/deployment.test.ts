@@ -79,6 +79,18 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token }) +
         Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, service, `user:m${i}@example.com`, { options: "      provider: ${prov}\n" })).join("");
 
+    /**
+     * The worst moment, brought about: a write has landed and its answer is on its way when the explicit provider's
+     * plugin (the one process whose writes reach `proxy`) is killed.
+     */
+    async function killWriterAfterALandedWrite(parent: string, proxy: { writers: Set<number> }): Promise<void> {
+        const landed = grants(parent).length;
+        emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
+        await waitFor("another write landed", () => grants(parent).length !== landed, 10_000, 10);
+        expect(proxy.writers.size, "the explicit provider's plugin is the one writer").to.equal(1);
+        process.kill([...proxy.writers][0], "SIGKILL");
+    }
+
     it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: recorded or removed as declared, said once", async () => {
         const p = await fresh("explicit");
         const proxy = await recordWrites(emu.url);
@@ -87,13 +99,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
             emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
             const first = background(p.dir, ["up", "--yes", "--skip-preview"]);
             await waitFor("10 grants written", () => grants(p.parent).length >= 10, 60_000);
-            // The worst moment: a write has landed, and its answer is on its way when the explicit provider's plugin dies.
-            const landed = grants(p.parent).length;
-            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
-            await waitFor("another write landed", () => grants(p.parent).length !== landed, 10_000, 10);
-            expect(proxy.writers.size, "the explicit provider's plugin is known").to.equal(1);
-            const [explicit] = proxy.writers;
-            process.kill(explicit, "SIGKILL");
+            await killWriterAfterALandedWrite(p.parent, proxy);
             await first.exited;
             emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
             expect(grants(p.parent).length, "grants written but not recorded").to.be.greaterThan((await stateUrns(p.dir)).length);
@@ -123,12 +129,8 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
             const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
             await waitFor("5 grants written", () => grants(p.parent).length >= 5, 60_000);
             const preview = background(p.dir, ["preview"]);
-            const landed = grants(p.parent).length;
-            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 10_000 } });
-            await waitFor("another write landed", () => grants(p.parent).length !== landed, 10_000, 10);
-            // Only the up writes: the one process whose writes reached the proxy is the up's explicit provider.
-            expect(proxy.writers.size).to.equal(1);
-            process.kill([...proxy.writers][0], "SIGKILL");
+            // Only the up writes: the preview's plugins send no setIamPolicy.
+            await killWriterAfterALandedWrite(p.parent, proxy);
             await Promise.all([up.exited, preview.exited]);
             emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
