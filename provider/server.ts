@@ -28,7 +28,7 @@ import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
 import { Deployment, OperationKind } from "./deployment/deployment";
 import { ResourceContext } from "./resources/resource";
-import { parseToken } from "./tokens";
+import { parseToken, PROVIDER_TYPE } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
 /** An error carrying the gRPC status to answer with. */
@@ -40,7 +40,6 @@ class RpcError extends Error {
 
 const functionsByToken = new Map(functions.map((f) => [f.token, f]));
 const resourcesByToken = new Map(resources.map((r) => [r.token, r]));
-const PROVIDER_TYPE = `pulumi:providers:${PACKAGE_NAME}`;
 
 function listOf(tokens: Iterable<string>): string {
     const all = [...tokens];

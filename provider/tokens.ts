@@ -11,6 +11,9 @@ export interface Token {
     name: string;
 }
 
+/** The type of this package's provider resource (the default one and any explicit one). */
+export const PROVIDER_TYPE = `pulumi:providers:${PACKAGE_NAME}`;
+
 /** The token of `name` in `module`: `cloud:module/lowerFirst(name):name`. */
 export function token(module: string, name: string): string {
     return `${PACKAGE_NAME}:${module}/${name[0].toLowerCase()}${name.slice(1)}:${name}`;

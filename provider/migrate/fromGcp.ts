@@ -12,6 +12,7 @@ import type { GrantShape } from "../resources/importId";
 import { checkServiceName, Parent, parentName, ParentKind } from "../iam/names";
 import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";
 import { isSecret, PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, Value } from "../properties";
+import { PROVIDER_TYPE } from "../tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../version";
 
 /** The checkpoint versions `pulumi stack export` writes that this command reads. */
@@ -29,7 +30,6 @@ export const MIGRATED_TYPES = definitions.map((r) => {
 export const GCP_TYPES: readonly string[] = MIGRATED_TYPES.map((t) => t.gcp);
 
 /** The type of this package's provider resources. */
-const PROVIDER_TYPE = `pulumi:providers:${PACKAGE_NAME}`;
 
 /** Why a migration is refused; nothing is written then. */
 export class MigrationError extends Error {}
