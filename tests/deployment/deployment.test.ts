@@ -3,11 +3,10 @@
 // for their messages, and a PULUMI_HOME shared by every run as on one user's machine.
 
 import { expect } from "chai";
-import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { Engine, startEngine, until } from "../support/engine";
-import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine, skipWithoutMountNamespace, withReadOnly } from "../support/machine";
 import { listGrants, MEMBER, Plugin, PLUGIN, pulumiHome, ROLE, Stack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
@@ -207,16 +206,11 @@ describe("never silent: a folder that cannot be used is said, and the deployment
     }
 
     it("a read-only PULUMI_HOME: warned with the path and the reason, the Create goes through", async function () {
-        try {
-            execFileSync("unshare", ["--mount", "true"], { stdio: "ignore" });
-        } catch {
-            console.log("      skipped: unshare --mount is not allowed here (a read-only mount needs a mount namespace)");
-            this.skip();
-        }
+        skipWithoutMountNamespace(this);
         const home = pulumiHome();
         fs.mkdirSync(home, { recursive: true });
         // The plugin in a mount namespace of its own, where PULUMI_HOME is mounted read-only.
-        const readOnly = ["unshare", "--mount", "sh", "-c", 'h="$1"; shift; mount --bind "$h" "$h" && mount -o remount,bind,ro "$h" && exec "$@"', "sh", home, PLUGIN];
+        const readOnly = withReadOnly(home, [PLUGIN]);
         await machine(async (stack, engine) => {
             await engine.nextRun();
             const p = await pluginOf(stack, engine, home, readOnly);

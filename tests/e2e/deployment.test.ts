@@ -4,12 +4,12 @@
 // cannot write. The same rules over the protocol alone: tests/deployment/deployment.test.ts.
 
 import { expect } from "chai";
-import { ChildProcess, execFileSync, spawn } from "child_process";
+import { ChildProcess, spawn } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
-import { JOURNAL_SAYS } from "../support/machine";
+import { JOURNAL_SAYS, skipWithoutMountNamespace, withReadOnly } from "../support/machine";
 import { listGrants } from "../support/plugin";
 import { recordWrites } from "../support/proxy";
 import { PulumiSandbox, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
@@ -146,20 +146,14 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
     });
 
     it("a read-only plugins-state in PULUMI_HOME: the warning names the folder and the reason, and the deployment is done", async function () {
-        try {
-            execFileSync("unshare", ["--mount", "true"], { stdio: "ignore" });
-        } catch {
-            console.log("      skipped: unshare --mount is not allowed here (a read-only mount needs a mount namespace)");
-            this.skip();
-        }
+        skipWithoutMountNamespace(this);
         const p = await fresh("readonly");
         p.write(yaml.member("a", p.service, "user:a@example.com"));
         // The CLI itself writes to PULUMI_HOME (its workspace, plugin locks): the plugin's own folder is made read-only.
         const folder = path.join(sb.env.PULUMI_HOME!, "plugins-state");
         fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-        const script = 'f="$1"; shift; mount --bind "$f" "$f" && mount -o remount,bind,ro "$f" && exec "$@"';
-        const r = await sb.exec("unshare", ["--mount", "sh", "-c", script, "sh", folder, path.join(sb.bin, "pulumi"),
-            "up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"], p.dir);
+        const [cmd, ...args] = withReadOnly(folder, [path.join(sb.bin, "pulumi"), "up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
+        const r = await sb.exec(cmd, args, p.dir);
         expect(r.code, r.stdout + r.stderr).to.equal(0);
         expect(r.stdout).to.contain(UNUSABLE).and.contain(folder).and.contain("EROFS");
         expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);

@@ -2,6 +2,7 @@
 // and a stand-in engine every run's plugins log to; and the crash that leaves a grant written but never answered.
 
 import { expect } from "chai";
+import { execFileSync } from "child_process";
 import { Engine, startEngine, until } from "./engine";
 import { Plugin, pulumiHome, Stack, startStack } from "./plugin";
 
@@ -43,4 +44,20 @@ export async function dieAfterWrite(stack: Stack, parent: string, p: Plugin, cre
     expect(await until(() => members() > before), "the write landed").to.equal(true);
     p.child.kill("SIGKILL");
     await p.exited;
+}
+
+/** Skips the test, saying why, where this machine gives no mount namespace (a read-only mount needs one). */
+export function skipWithoutMountNamespace(ctx: Mocha.Context): void {
+    try {
+        execFileSync("unshare", ["--mount", "true"], { stdio: "ignore" });
+    } catch {
+        console.log("      skipped: unshare --mount is not allowed here (a read-only mount needs a mount namespace)");
+        ctx.skip();
+    }
+}
+
+/** `command` run in a mount namespace of its own in which `folder` is mounted read-only. */
+export function withReadOnly(folder: string, command: string[]): string[] {
+    const script = 'f="$1"; shift; mount --bind "$f" "$f" && mount -o remount,bind,ro "$f" && exec "$@"';
+    return ["unshare", "--mount", "sh", "-c", script, "sh", folder, ...command];
 }
