@@ -93,7 +93,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
 
     it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: recorded or removed as declared, said once", async () => {
         const p = await fresh("explicit");
-        const proxy = await recordWrites(emu.url);
+        const proxy = await recordWrites(emu.url, { senders: true });
         try {
             p.write(program(p.service, proxy.url, 30));
             emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
@@ -122,7 +122,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
 
     it("`pulumi preview` beside `pulumi up` of one stack, the up's plugin killed mid-write: the next up records every grant, destroy leaves none", async () => {
         const p = await fresh("beside");
-        const proxy = await recordWrites(emu.url);
+        const proxy = await recordWrites(emu.url, { senders: true });
         try {
             p.write(program(p.service, proxy.url, 30));
             emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
