@@ -19,7 +19,7 @@ const ARM64_SYSROOT = "/usr/aarch64-linux-gnu";
 interface SystemPackage { name: string; file: string; runner: string }
 
 /** scripts/system-packages.tsv: the Debian packages a runner needs, each with a file it provides. */
-export function systemPackages(): SystemPackage[] {
+function systemPackages(): SystemPackage[] {
     // Compiled to build/scripts/; the table stays beside the sources.
     const table = path.join(__dirname, "..", "..", "scripts", "system-packages.tsv");
     return fs.readFileSync(table, "utf8").split("\n")
