@@ -121,7 +121,7 @@ export function hasConditions(policy: Policy): boolean {
 // Checking a policy given as data (policyData): the parsed JSON is checked against the policy's declared
 // shape (model.ts), with every problem named by its path.
 
-const MAX_POLICY_DATA = 1024 * 1024;
+export const MAX_POLICY_DATA = 1024 * 1024;
 
 /** JSON as the protocol's property values hold it: a null member of an object is an absent one. */
 function parseJson(text: string): Value | undefined {

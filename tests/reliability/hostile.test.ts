@@ -5,6 +5,7 @@
 import { expect } from "chai";
 import { configProperties } from "../../provider/config";
 import { functions } from "../../provider/functions";
+import { MAX_POLICY_DATA } from "../../provider/iam/policy";
 import { makeSecret, PropertyMap, Value } from "../../provider/properties";
 import { resources } from "../../provider/resources";
 import { rpcError, useStack } from "../support/plugin";
@@ -24,7 +25,6 @@ function nested(depth: number): Value {
  * bindings) catches nothing more and costs more: each case's value crosses gRPC, and its protobuf encoding, several
  * times, for every input and config key.
  */
-const POLICY_DATA_LIMIT = 1024 * 1024;
 const hugePolicy = JSON.stringify({ bindings: Array.from({ length: 17_500 }, (_, i) => ({ role: "roles/viewer", members: [`user:u${i}@example.com`] })) });
 
 /** label → value; `undefined` means the property is left out. */
@@ -135,7 +135,7 @@ describe("hostile input", function () {
         expect(accepted, "bad values that were accepted").to.deep.equal([]);
         expect(stack.emu.requests, "requests sent to the API").to.deep.equal([]);
         expect(cases).to.be.greaterThan(40 * 20);
-        expect(hugePolicy.length, "the huge policy is over policyData's limit").to.be.greaterThan(POLICY_DATA_LIMIT);
+        expect(hugePolicy.length, "the huge policy is over policyData's limit").to.be.greaterThan(MAX_POLICY_DATA);
         console.log(`      ${cases} hostile cases over ${targets().length} inputs and config keys: ${refused} refused, ${stack.emu.requests.length} requests sent`);
     });
 
