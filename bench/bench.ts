@@ -220,7 +220,7 @@ const consumerPath = (i: number) => `services/${SERVICE}/consumers/${consumer(i)
 function rawClient(emu: Emu): (i: number) => Promise<void> {
     const agent = new http.Agent({ keepAlive: true, maxSockets: N.concurrency });
     const body = JSON.stringify({ options: { requestedPolicyVersion: 3 } });
-    return (i) => new Promise<void>((resolve, reject) => {
+    const once = (i: number) => new Promise<void>((resolve, reject) => {
         const req = http.request(`${emu.url}${consumerPath(i)}:getIamPolicy`, {
             method: "POST",
             agent,
@@ -236,8 +236,13 @@ function rawClient(emu: Emu): (i: number) => Promise<void> {
                 }
             });
         });
-        req.on("error", reject);
+        // A kept-alive socket the server closed while idle fails at once (Node's documented race): that one is retried.
+        req.on("error", (e: NodeJS.ErrnoException) => reject(Object.assign(e, { reused: req.reusedSocket })));
         req.end(body);
+    });
+    return (i) => once(i).catch((e: NodeJS.ErrnoException & { reused?: boolean }) => {
+        if (e.reused && e.code === "ECONNRESET") return once(i);
+        throw e;
     });
 }
 
