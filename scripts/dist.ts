@@ -14,6 +14,8 @@
 //
 //   npm run dist -- --platform node-folder      the unreleased folder packaging (NODE_FOLDER in platforms.ts)
 //   npm run dist -- --no-code-cache ...         executables without a code cache, as macOS's (to measure it)
+//   npm run dist -- --unpacked ...              each tarball's contents as a folder named like it, without the
+//                                               .tar.gz (the tests run these: no gzip and gunzip of 128 MB)
 //
 // Reproducible: the same checkout and pins give the same bytes (fixed order, owners, modes and mtime in the
 // tar; gzip without a name or time; V8's random seed fixed while it makes the code cache).
@@ -31,7 +33,7 @@ import { inject } from "postject";
 import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
 import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
 import { adhocSign, checkNodeFoundationSignature, CPU_TYPE, MH_MAGIC_64 } from "./macho";
-import { assetName, CHECKSUMS, executableName, NODE_FOLDER, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate } from "./platforms";
+import { assetName, CHECKSUMS, executableName, NODE_FOLDER, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate, tarball, unpackedName } from "./platforms";
 import { runnerFor } from "./runners";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -333,17 +335,11 @@ function fixModes(dir: string, executables: Set<string>): void {
     }
 }
 
-/** Tars and gzips `stage` into `out` reproducibly; renamed into place whole (builds may run side by side). */
-function tarball(stage: string, out: string, mtime: number): void {
-    const tmp = `${out}.${process.pid}.tmp`;
-    const tar = execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${mtime}`,
-        "--format=gnu", "-C", stage, "-cf", "-", "."], { maxBuffer: 1 << 30 });
-    fs.writeFileSync(tmp, execFileSync("gzip", ["-n", "-6"], { input: tar, maxBuffer: 1 << 30 }));
-    fs.renameSync(tmp, out);
-}
-
-/** Builds the tarballs of `platforms` into `outDir` (executables without a code cache if `noCache`); returns their paths. */
-export async function dist(platforms: readonly Platform[], outDir = DIST, noCache = false): Promise<string[]> {
+/**
+ * Builds the tarballs of `platforms` into `outDir` (executables without a code cache if `noCache`; with `unpacked`,
+ * their contents as folders instead); returns their paths.
+ */
+export async function dist(platforms: readonly Platform[], outDir = DIST, noCache = false, unpacked = false): Promise<string[]> {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloud-dist-"));
     try {
         const b = bundle(path.join(work, "bundles"));
@@ -353,14 +349,21 @@ export async function dist(platforms: readonly Platform[], outDir = DIST, noCach
         const made: string[] = [];
         for (const p of platforms) {
             const started = Date.now();
-            const stage = fs.mkdtempSync(path.join(work, `${platformKey(p)}-`));
+            const tarballPath = path.join(outDir, assetName(p, PACKAGE_VERSION));
+            // An unpacked stage is made beside where it ends up, so it is renamed into place whole.
+            const stage = fs.mkdtempSync(unpacked ? `${unpackedName(tarballPath)}.tmp-` : path.join(work, `${platformKey(p)}-`));
             if (p.node && builder) await selfContainedLayout(p, p.node, b, stage, work, builder, noCache);
             else folderLayout(b, stage);
             fs.copyFileSync(b.notices, path.join(stage, "THIRD-PARTY-NOTICES.txt"));
             fixModes(stage, new Set([executableName(p)]));
-            const out = path.join(outDir, assetName(p, PACKAGE_VERSION));
-            tarball(stage, out, mtime);
-            log(`${path.relative(ROOT, out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB, ` +
+            let out = tarballPath;
+            if (unpacked) {
+                out = unpackedName(tarballPath);
+                fs.rmSync(out, { recursive: true, force: true });
+                fs.renameSync(stage, out);
+            } else tarball(stage, out, mtime);
+            const size = unpacked ? "" : `${(fs.statSync(out).size / 1e6).toFixed(1)} MB, `;
+            log(`${path.relative(ROOT, out)}: ${size}` +
                 `${p.node ? `self-contained (Node ${NODE_VERSION}${p.runs === "no" || noCache ? ", no code cache" : ""})` : "a folder run by the node on PATH"}, ${((Date.now() - started) / 1000).toFixed(1)} s`);
             made.push(out);
         }
@@ -379,7 +382,7 @@ export function writeChecksums(files: string[], outDir = DIST): string {
 }
 
 async function main(): Promise<void> {
-    const args = minimist(process.argv.slice(2), { string: ["platform", "out"], boolean: ["code-cache"], default: { "code-cache": true } });
+    const args = minimist(process.argv.slice(2), { string: ["platform", "out"], boolean: ["code-cache", "unpacked"], default: { "code-cache": true } });
     const wanted = ([] as string[]).concat(args.platform ?? []);
     const known = [...PLATFORMS, NODE_FOLDER];
     const unknown = wanted.filter((w) => !known.some((p) => platformKey(p) === w));
@@ -388,9 +391,10 @@ async function main(): Promise<void> {
     const outDir = args.out ? path.resolve(args.out) : DIST;
     const started = Date.now();
     const noCache = args["code-cache"] === false;
-    const made = await dist(platforms, outDir, noCache);
+    const unpacked = args.unpacked === true;
+    const made = await dist(platforms, outDir, noCache, unpacked);
     // SHA256SUMS is the release's: only for a whole release build.
-    if (!wanted.length && !noCache) made.push(writeChecksums(made, outDir));
+    if (!wanted.length && !noCache && !unpacked) made.push(writeChecksums(made, outDir));
     for (const f of made) process.stdout.write(`${path.relative(process.cwd(), f)}\n`);
     log(`${made.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -8,6 +8,7 @@
 // and the SHA-256 of the binary inside, all checked before anything is injected (scripts/dist.ts).
 
 import { execFileSync } from "child_process";
+import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PACKAGE_NAME } from "../provider/version";
@@ -107,6 +108,11 @@ export function assetName(p: Platform, version: string): string {
     return `pulumi-resource-${PACKAGE_NAME}-v${version}-${platformKey(p)}.tar.gz`;
 }
 
+/** Where `--unpacked` puts a platform's tarball contents: the tarball's path without `.tar.gz`. */
+export function unpackedName(tarballPath: string): string {
+    return tarballPath.replace(/\.tar\.gz$/, "");
+}
+
 /** The executable the engine runs from the unpacked tarball (Windows looks for the .exe). */
 export function executableName(p: Platform): string {
     return `pulumi-resource-${PACKAGE_NAME}${p.os === "windows" ? ".exe" : ""}`;
@@ -128,4 +134,13 @@ export function sourceDate(): number {
 /** A folder of the project's in the user's cache (what the build fetches and sets up once: Node binaries, Wine). */
 export function cacheDir(name: string): string {
     return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "pulumi-resource-cloud", name);
+}
+
+/** Tars and gzips `stage` into `out` reproducibly; renamed into place whole (builds may run side by side). */
+export function tarball(stage: string, out: string, mtime = sourceDate()): void {
+    const tmp = `${out}.${process.pid}.tmp`;
+    const tar = execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${mtime}`,
+        "--format=gnu", "-C", stage, "-cf", "-", "."], { maxBuffer: 1 << 30 });
+    fs.writeFileSync(tmp, execFileSync("gzip", ["-n", "-6"], { input: tar, maxBuffer: 1 << 30 }));
+    fs.renameSync(tmp, out);
 }

@@ -14,7 +14,7 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
 import { PropertyMap } from "../../provider/properties";
 import { PACKAGE_VERSION as VERSION } from "../../provider/version";
-import { assetName, executableName, NODE_FOLDER, Platform, platformKey, PLATFORMS, sourceDate } from "../../scripts/platforms";
+import { assetName, executableName, NODE_FOLDER, Platform, platformKey, PLATFORMS, sourceDate, tarball, unpackedName } from "../../scripts/platforms";
 import { tempDir } from "./temp";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
@@ -30,7 +30,7 @@ export const pulumiHome = (): string => tempDir("pulumi-home");
 
 /** Where the tests' tarballs are built (one build shared by every test process). */
 const TEST_DIST = path.join(ROOT, "build", "test-dist");
-/** What a tarball is made from: when any of it is newer than the tarball, the tarball is rebuilt. */
+/** What a plugin is built from: when any of it is newer than the build, the plugin is rebuilt. */
 const TARBALL_INPUTS = [path.join(ROOT, "build", "provider"), path.join(ROOT, "build", "scripts"), path.join(ROOT, "schema.json"), path.join(ROOT, "package.json")];
 
 function newest(file: string): number {
@@ -62,31 +62,42 @@ function withLock<T>(lock: string, fn: () => T): T {
     }
 }
 
-/**
- * A platform's plugin tarball as `npm run dist` makes it (scripts/dist.ts), built into build/test-dist when
- * missing or older than the compiled code; returns its path. The default is what this machine installs.
- */
-export function pluginTarball(platform: Platform = HOST_PLATFORM): string {
-    const file = path.join(TEST_DIST, assetName(platform, VERSION));
+/** Runs `build` under the test-dist lock when `made` is missing or older than `since` (ms); returns `made`. */
+function rebuilt(made: string, since: number, build: () => void): string {
     return withLock(path.join(TEST_DIST, ".lock"), () => {
-        // The files' time in the tarball is the last commit's: a new commit makes other bytes.
-        const stamp = `${file}.date`;
-        const date = String(sourceDate());
-        const stale = !fs.existsSync(file) || fs.statSync(file).mtimeMs < Math.max(...TARBALL_INPUTS.map(newest)) ||
-            !fs.existsSync(stamp) || fs.readFileSync(stamp, "utf8") !== date;
-        if (stale) {
-            execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--platform", platformKey(platform), "--out", TEST_DIST],
-                { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
-            fs.writeFileSync(stamp, date);
-        }
-        return file;
+        if (!fs.existsSync(made) || fs.statSync(made).mtimeMs < since) build();
+        return made;
     });
 }
 
-/** The plugin as `pulumi plugin install` leaves it: the tarball unpacked into `dir`; returns the executable. */
+/**
+ * A platform's plugin as `npm run dist -- --unpacked` makes it (its tarball's contents, scripts/dist.ts), built
+ * into build/test-dist when missing or older than the compiled code or the last commit; returns the folder.
+ */
+export function pluginFolder(platform: Platform = HOST_PLATFORM): string {
+    const folder = unpackedName(path.join(TEST_DIST, assetName(platform, VERSION)));
+    // The files' time in a tarball is the last commit's: a new commit makes other bytes.
+    const stamp = `${folder}.date`;
+    const date = String(sourceDate());
+    if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") !== date) fs.rmSync(stamp, { force: true });
+    rebuilt(stamp, Math.max(...TARBALL_INPUTS.map(newest)), () => {
+        execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--unpacked", "--platform", platformKey(platform), "--out", TEST_DIST],
+            { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+        fs.writeFileSync(stamp, date);
+    });
+    return folder;
+}
+
+/** A platform's plugin tarball as `npm run dist` makes it: pluginFolder() packed by the build's own tarball(). */
+export function pluginTarball(platform: Platform = HOST_PLATFORM): string {
+    const folder = pluginFolder(platform);
+    const file = path.join(TEST_DIST, assetName(platform, VERSION));
+    return rebuilt(file, fs.statSync(`${folder}.date`).mtimeMs, () => tarball(folder, file));
+}
+
+/** The plugin as `pulumi plugin install` leaves it: the tarball's contents copied into `dir`; returns the executable. */
 export function unpackPlugin(dir: string, platform: Platform = HOST_PLATFORM): string {
-    fs.mkdirSync(dir, { recursive: true });
-    execFileSync("tar", ["-xzf", pluginTarball(platform), "-C", dir]);
+    fs.cpSync(pluginFolder(platform), dir, { recursive: true, preserveTimestamps: true });
     return path.join(dir, executableName(platform));
 }
 
