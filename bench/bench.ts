@@ -94,8 +94,8 @@ function timeToPort(cmd: string, argv: string[], env: NodeJS.ProcessEnv = proces
 }
 
 /**
- * The plugin as users install it: `platform`'s tarball as `npm run dist` builds it from this checkout (built into
- * build/test-dist when stale, see tests/support/plugin.ts), extracted afresh; returns the executable the engine runs.
+ * The plugin as users install it: `platform`'s tarball contents as `npm run dist -- --unpacked` builds them from this
+ * checkout (into build/test-dist when stale, see tests/support/plugin.ts), copied afresh; returns the executable the engine runs.
  */
 function installPlugin(platform: Platform): string {
     const dir = path.join(INSTALL_DIR, platformKey(platform));
@@ -654,8 +654,8 @@ async function main(): Promise<void> {
 
     let installed: Installed | undefined;
     if (runs("start") || runs("memory")) {
-        log("building the plugin tarballs when stale (scripts/dist.ts, into build/test-dist): the self-contained linux-amd64 " +
-            `executable and the ${platformKey(FOLDER_PLATFORM)} folder (today's launcher); extracting them under ${path.relative(ROOT, INSTALL_DIR)}`);
+        log("building the plugins when stale (scripts/dist.ts --unpacked, into build/test-dist): the self-contained linux-amd64 " +
+            `executable and the ${platformKey(FOLDER_PLATFORM)} folder (today's launcher); copying them under ${path.relative(ROOT, INSTALL_DIR)}`);
         installed = { executable: installPlugin(HOST_PLATFORM), launcher: installPlugin(FOLDER_PLATFORM) };
     }
     if (runs("start")) results.start = await measureStart(installed!, log);

@@ -577,8 +577,8 @@ const METHOD = [
     "the two differences said below), as the engine passes its environment to plugins, so variables such as `NODE_EXTRA_CA_CERTS` count as " +
     "they do for users. The plugin gets no " +
     "arguments (the engine also passes its own address, which the plugin keeps for log messages).",
-    "  - *self-contained executable*: linux-amd64's tarball as `npm run dist` (`scripts/dist.ts`) builds it from this checkout (built into " +
-    "`build/test-dist` when older than the compiled code), extracted afresh under `build/bench/plugin` each run: one executable, " +
+    "  - *self-contained executable*: linux-amd64's tarball contents as `npm run dist -- --unpacked` (`scripts/dist.ts`) builds them from this checkout (built into " +
+    "`build/test-dist` when older than the compiled code), copied afresh under `build/bench/plugin` each run: one executable, " +
     "`pulumi-resource-cloud`, the pinned Node with the plugin injected as a single executable application, its V8 code cache inside; it " +
     "needs no `node` on PATH. Measured with the bench's environment, and once per round with an empty one (`env -i`), as a user without " +
     "Node starts it. Its goal is issue 19's: no slower than today's launcher, as measured before it (" + `${TODAY_LAUNCHER_MS}` + " ms) and in the same run.",
