@@ -13,7 +13,6 @@
 //
 // A missing, unreadable or rejected cache only costs time.
 
-import { createHash } from "crypto";
 import * as fs from "fs";
 import { wrap } from "module";
 import * as os from "os";
@@ -101,7 +100,8 @@ function folder(): Packaging {
 function userCache(): string {
     const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ").trim();
     const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-    const tag = flags ? `.${createHash("sha256").update(flags).digest("hex").slice(0, 12)}` : "";
+    // node:crypto only when needed: loading it is ~7 ms of a start, and flags are rare.
+    const tag = flags ? `.${(require("crypto") as typeof import("crypto")).createHash("sha256").update(flags).digest("hex").slice(0, 12)}` : "";
     return path.join(base, "pulumi-resource-cloud", `main.js.${BUNDLE_ID}.${process.version}-${process.arch}${tag}.cache`);
 }
 
@@ -124,10 +124,12 @@ function boot(): void {
     // Required here, after the check: an import would be loaded before it.
     const sea = require("node:sea") as typeof Sea;
     const packaging = sea.isSea() ? selfContained(sea) : folder();
-    const source = packaging.source();
+    // Only the wrapped source is kept (the script needs it for what it compiles later): the 1.7 MB string read
+    // from the packaging is left to the garbage collector once compiling has flattened the wrapped one.
+    const code = wrap(packaging.source());
     // V8 keeps the script's name in the code cache: a fixed one (not where the plugin was unpacked) keeps the
     // cache, and so the build, the same wherever it was made.
-    const compile = (cachedData?: Buffer) => new vm.Script(wrap(source), { filename: SCRIPT_NAME, cachedData });
+    const compile = (cachedData?: Buffer) => new vm.Script(code, { filename: SCRIPT_NAME, cachedData });
     const writeTo = process.env[WRITE_CODE_CACHE_ENV];
     const startup: string[] = [];
     let accepted: vm.Script | undefined;

@@ -15,7 +15,6 @@
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the deployment
 // declares, and resources that fight over a grant are told so, whichever process serves them.
 
-import * as crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -28,7 +27,7 @@ import { Logger } from "../log";
 import type { ResourceContext } from "../resources/resource";
 import { PACKAGE_NAME } from "../version";
 import { Claim, conflictOf, Kept, Notice, shortUrn } from "./claims";
-import { Peer, privateFolder, ProcessFile, SELF, stillRuns, Writer } from "./files";
+import { crypto, Peer, privateFolder, ProcessFile, stillRuns, thisProcess, Writer } from "./files";
 
 /** A write that added grants, not yet known to be in the engine's state. */
 interface Entry {
@@ -81,7 +80,7 @@ function stackKey(urn: string, env: NodeJS.ProcessEnv = process.env): string | u
     const m = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(urn);
     if (!m) return undefined;
     const [, stack, project] = m;
-    const hash = crypto.createHash("sha256").update(JSON.stringify([project, stack, backendOf(env)])).digest("hex").slice(0, 12);
+    const hash = crypto().createHash("sha256").update(JSON.stringify([project, stack, backendOf(env)])).digest("hex").slice(0, 12);
     return `${project}--${stack}`.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 80) + `-${hash}`;
 }
 
@@ -120,7 +119,8 @@ export type OperationKind = "create" | "import" | "refresh" | "update" | "delete
 
 export class Deployment {
     /** The engine run: every plugin process the engine starts for one operation shares it. */
-    private run = SELF.id;
+    private runId?: string;
+    private engineAddress?: string;
     private file?: ProcessFile<Line>;
     private attached = false;
     /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
@@ -143,7 +143,16 @@ export class Deployment {
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
     engine(address: string | undefined): void {
-        if (address && !this.attached) this.run = crypto.createHash("sha256").update(`${process.ppid}|${address}`).digest("hex").slice(0, 16);
+        if (address && !this.attached) {
+            this.engineAddress = address;
+            this.runId = undefined;
+        }
+    }
+
+    /** The run's id: the engine's PID and address when known (hashed at the first use: see crypto()), else this process's. */
+    private get run(): string {
+        this.runId ??= this.engineAddress ? crypto().createHash("sha256").update(`${process.ppid}|${this.engineAddress}`).digest("hex").slice(0, 16) : thisProcess().id;
+        return this.runId;
     }
 
     /**
@@ -163,7 +172,7 @@ export class Deployment {
             if (problem) return this.unprotected(dir, problem);
         }
         try {
-            this.file = new ProcessFile<Line>(folder, { op: "hello", writer: SELF, run: this.run });
+            this.file = new ProcessFile<Line>(folder, { op: "hello", writer: thisProcess(), run: this.run });
         } catch (e) {
             return this.unprotected(folder, `a file cannot be written there (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }

@@ -10,10 +10,21 @@
 //   - a folder that is a symbolic link, belongs to another user or is open to others is never used: the caller
 //     is told why, and runs on without it.
 
-import * as crypto from "crypto";
+import type * as Crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+
+let loadedCrypto: typeof Crypto | undefined;
+
+/**
+ * node:crypto, loaded when first used: loading it is ~7 ms of the plugin's start (a profile of the executable's
+ * start, `npm run bench`), and nothing before the first resource request needs it.
+ */
+export function crypto(): typeof Crypto {
+    loadedCrypto ??= require("crypto");
+    return loadedCrypto!;
+}
 
 /** How often a process touches its file, and how long without a touch makes it dead where its PID cannot tell. */
 const HEARTBEAT_MS = 2000;
@@ -57,21 +68,27 @@ function pidRuns(pid: number): boolean {
     }
 }
 
-export const SELF: Writer = {
-    id: crypto.randomUUID(),
-    pid: process.pid,
-    host: os.hostname(),
-    pidns: pidNamespace(),
-    start: startTime(process.pid),
-};
+let thisWriter: Writer | undefined;
+
+/** This process, as its file's lines name it (made at the first use: see crypto()). */
+export function thisProcess(): Writer {
+    thisWriter ??= {
+        id: crypto().randomUUID(),
+        pid: process.pid,
+        host: os.hostname(),
+        pidns: pidNamespace(),
+        start: startTime(process.pid),
+    };
+    return thisWriter;
+}
 
 /** Whether the writer of a file last touched at `touched` (ms) still runs, as far as this process can tell. */
 export function stillRuns(w: Writer, touched: number, now = Date.now()): boolean {
-    if (w.id === SELF.id) return true;
-    if (w.host === SELF.host && w.pidns === SELF.pidns) {
+    if (w.id === thisProcess().id) return true;
+    if (w.host === thisProcess().host && w.pidns === thisProcess().pidns) {
         if (!pidRuns(w.pid)) return false;
         // The same PID with another start time is another process.
-        if (w.start !== undefined && SELF.start !== undefined) return startTime(w.pid) === w.start;
+        if (w.start !== undefined && thisProcess().start !== undefined) return startTime(w.pid) === w.start;
     }
     return now - touched < STALE_MS;
 }
@@ -137,7 +154,7 @@ export class ProcessFile<L> {
 
     /** Opens this process's file, its first line `header`; throws with the reason it cannot be written. */
     constructor(readonly folder: string, header: L) {
-        this.file = path.join(folder, `${SELF.id}.jsonl`);
+        this.file = path.join(folder, `${thisProcess().id}.jsonl`);
         // O_EXCL and O_NOFOLLOW: never someone else's file, nor a link planted under this name.
         this.fd = fs.openSync(this.file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | (fs.constants.O_NOFOLLOW ?? 0), 0o600);
         this.append(header, true);
@@ -229,7 +246,7 @@ export class ProcessFile<L> {
      * removed. Returns false when another process took it first.
      */
     take(peer: Peer<L>, keep: () => void): boolean {
-        const claimed = `${peer.file}.taken-by-${SELF.id}`;
+        const claimed = `${peer.file}.taken-by-${thisProcess().id}`;
         try {
             fs.renameSync(peer.file, claimed);
         } catch {
