@@ -1,7 +1,8 @@
-// Credentials for the IAM fetcher, all through google-auth-library: an access token, a credentials file
-// or its contents (service-account key, authorized user, external account), Application Default
-// Credentials, and impersonation on top of any of them. The library is loaded on first use only, so
-// starting the plugin does not pay for it.
+// Credentials for the IAM fetcher: an access token, a credentials file or its contents (service-account key,
+// authorized user, external account), Application Default Credentials, and impersonation on top of any of them.
+// All but a bare access token go through google-auth-library, loaded on first use only, so starting the plugin
+// does not pay for it. A bare access token needs no library at all: it is sent as it is, as the library's
+// OAuth2Client would send it (it cannot refresh a token it was only given).
 
 import * as fs from "fs";
 import * as os from "os";
@@ -18,8 +19,8 @@ const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 export interface Credentials {
     /** Where the credentials came from, for messages: never contains a secret. */
     readonly source: string;
-    /** The Authorization header value ("Bearer …"). */
-    authorization(): Promise<string>;
+    /** The Authorization header value ("Bearer …"): at once when it is known without asking anyone. */
+    authorization(): string | Promise<string>;
 }
 
 type Library = typeof import("google-auth-library");
@@ -159,6 +160,10 @@ export function credentialsFor(v: CredentialSettings): Credentials {
             lifetime: 3600,
             ...(endpoint ? { endpoint } : {}),
         });
+    }
+    if (v.accessToken && !v.impersonateServiceAccount) {
+        const header = `Bearer ${v.accessToken}`;
+        return { source, authorization: () => header };
     }
     let client: Promise<AuthClient> | undefined;
     return {

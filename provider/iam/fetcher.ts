@@ -235,7 +235,8 @@ export class IamFetcher {
             let answer: Answer | undefined;
             let sending = false;
             try {
-                const authorization = await bounded(o.credentials.authorization(), deadline, signal,
+                const known = o.credentials.authorization();
+                const authorization = typeof known === "string" ? known : await bounded(known, deadline, signal,
                     () => new IamError(`no access token was obtained from ${o.credentials.source} within the request timeout ` +
                         `(raise ${this.requestTimeoutSetting} to wait longer, or check the token endpoint)`, undefined, Code.DEADLINE_EXCEEDED));
                 // A write once sent is never aborted: it may land, and then it must be reported as done. Each attempt
@@ -261,7 +262,8 @@ export class IamFetcher {
                 last = `network error ${code || "socket hang up"}`;
             }
             if (answer) {
-                const quota = quotaAnswer(answer.status, parseGoogleError(answer.body));
+                // Only a 429's body is read for a quota: a success's body is parsed once, as the policy.
+                const quota = answer.status === 429 ? quotaAnswer(answer.status, parseGoogleError(answer.body)) : undefined;
                 if (quota) {
                     // Not retried on a schedule: the call waits for its turn under the quota it just learned.
                     turn.refused(quota);

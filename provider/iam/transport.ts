@@ -34,8 +34,19 @@ export interface Answer {
     body: string;
 }
 
+/** What an aborted request fails with: Node's own AbortError, as its `signal` option gives. */
+function abortError(): Error {
+    return Object.assign(new Error("The operation was aborted"), { name: "AbortError", code: "ABORT_ERR" });
+}
+
 export class Transport {
     private readonly agent: http.Agent;
+    /**
+     * Requests in flight by the signal that aborts them. Signals are shared by every request of their kind, so one
+     * listener per signal does what Node's `signal` option does per request (its listeners and stream tracking were
+     * 3% of the plugin's CPU per lookup in a profile under the bench's invoke load).
+     */
+    private readonly abortable = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
 
     /** `base`: the API's base URL, ending in `/`; `userProject`: sent as X-Goog-User-Project. */
     constructor(readonly base: URL, private readonly userProject?: string) {
@@ -74,7 +85,8 @@ export class Transport {
         if (this.userProject) headers["X-Goog-User-Project"] = this.userProject;
         const transport = url.protocol === "https:" ? https : http;
         return new Promise<Answer>((resolve, reject) => {
-            const req = transport.request({ ...url, method: "POST", headers, agent: this.agent, signal }, (res) => {
+            if (signal?.aborted) return reject(abortError());
+            const req = transport.request({ ...url, method: "POST", headers, agent: this.agent }, (res) => {
                 const chunks: Buffer[] = [];
                 res.on("data", (c: Buffer) => chunks.push(c));
                 res.on("error", fail);
@@ -99,8 +111,23 @@ export class Transport {
                 reject(e);
             }
             req.on("error", fail);
+            if (signal) this.abortOn(signal, req);
             req.end(payload);
         });
+    }
+
+    private abortOn(signal: AbortSignal, req: http.ClientRequest): void {
+        let inFlight = this.abortable.get(signal);
+        if (!inFlight) {
+            const requests = new Set<http.ClientRequest>();
+            signal.addEventListener("abort", () => {
+                for (const r of requests) r.destroy(abortError());
+            }, { once: true });
+            this.abortable.set(signal, requests);
+            inFlight = requests;
+        }
+        inFlight.add(req);
+        req.once("close", () => inFlight.delete(req));
     }
 
     close(): void {
