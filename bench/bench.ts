@@ -18,10 +18,12 @@ import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
 import * as path from "path";
+import * as esbuild from "esbuild";
 import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
 import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, unpackPlugin } from "../tests/support/plugin";
 import { toolsMissing } from "../tests/e2e/support";
+import { nodeBinary } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
@@ -168,8 +170,37 @@ function cpuMs(pid: number): number {
 }
 
 function rssKb(pid: number): number {
+    return rssOf(pid).kb;
+}
+
+/** A process's RSS and its anonymous part (the rest is mapped from files, shared with the page cache), in kB. */
+function rssOf(pid: number): { kb: number; anonKb: number } {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
+    const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)![1]);
+    return { kb: field("VmRSS"), anonKb: field("RssAnon") };
+}
+
+/**
+ * The Node the executable embeds (the pinned, checked binary: scripts/dist.ts), as a plain executable under
+ * build/bench: the Node floors are measured on it, not on whatever `node` is on PATH.
+ */
+function embeddedNode(): string {
+    const file = path.join(BENCH_DIR, `node-${NODE_VERSION}`);
+    if (!fs.existsSync(file)) {
+        if (!HOST_PLATFORM.node) throw new Error("scripts/platforms.ts: linux-amd64 pins no Node");
+        fs.mkdirSync(BENCH_DIR, { recursive: true });
+        fs.writeFileSync(`${file}.tmp`, nodeBinary(HOST_PLATFORM, HOST_PLATFORM.node), { mode: 0o755 });
+        fs.renameSync(`${file}.tmp`, file);
+    }
+    return file;
+}
+
+/** bench/fixtures/floor.js bundled into one file by esbuild, as the plugin's bundle is made. */
+function bundledGrpcFloor(): string {
+    const out = path.join(BENCH_DIR, "floor-bundled.js");
+    esbuild.buildSync({ entryPoints: [path.join(FIXTURES, "floor.js")], bundle: true, platform: "node", target: "node20", format: "cjs",
+        outfile: out, absWorkingDir: ROOT, logLevel: "warning" });
+    return out;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -305,9 +336,11 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         delete noCa.NODE_EXTRA_CA_CERTS;
     }
     await primeLauncherCache(installed.launcher, log);
-    // The same `node` by its path: an empty environment has no PATH to find it on.
-    const nodePath = execFileSync("sh", ["-c", "command -v node"], { encoding: "utf8" }).trim();
-    type Key = "executable" | "executableBare" | "launcher" | "go" | "node" | "nodeBare" | "nodeNoCa" | "grpcJs" | "stock" | "dev";
+    type Key = "executable" | "executableBare" | "launcher" | "go" | "node" | "nodeBare" | "nodeNoCa" | "grpcJs" | "grpcJsBare" | "stock" | "dev";
+    const node22 = embeddedNode();
+    // Node's compile cache for the bundled floor, made in the warm-up round (the executable has its code cache).
+    const compileCache = path.join(BENCH_DIR, "floor-compile-cache");
+    fs.rmSync(compileCache, { recursive: true, force: true });
     const subjects: { key: Key; cmd: string; argv: string[]; env?: NodeJS.ProcessEnv }[] = [
         { key: "executable", cmd: installed.executable, argv: [] },
         // As a user without Node runs it: nothing in the environment at all (`env -i`).
@@ -316,8 +349,9 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         ...("bin" in go ? [{ key: "go" as const, cmd: go.bin, argv: [] }] : []),
         // `node` from PATH, as the launcher finds it.
         { key: "node", cmd: "node", argv: nodeLine },
-        // The floor of the executable's `env -i` start: Node starting with no environment either.
-        { key: "nodeBare", cmd: nodePath, argv: nodeLine, env: {} },
+        // The floor of the executable's `env -i` start: its own Node starting with no environment either.
+        { key: "nodeBare", cmd: node22, argv: nodeLine, env: {} },
+        { key: "grpcJsBare", cmd: node22, argv: [bundledGrpcFloor()], env: { NODE_COMPILE_CACHE: compileCache } },
         ...(noCa ? [{ key: "nodeNoCa" as const, cmd: "node", argv: nodeLine, env: noCa }] : []),
         { key: "grpcJs", cmd: process.execPath, argv: [path.join(FIXTURES, "floor.js")] },
         { key: "stock", cmd: process.execPath, argv: [path.join(FIXTURES, "stock-provider.js")] },
@@ -345,6 +379,7 @@ async function measureStart(installed: Installed, log: Log): Promise<StartFigure
         nodeBare: m("nodeBare"),
         nodeNoCa: noCa ? m("nodeNoCa") : undefined,
         grpcJs: m("grpcJs"),
+        grpcJsBare: m("grpcJsBare"),
         stock: m("stock"),
         go: "bin" in go ? m("go") : go,
     };
@@ -369,23 +404,37 @@ async function idleRssMb(emu: Emu, launcher: string, env: NodeJS.ProcessEnv = pr
 async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<Results["memory"]> {
     log(`memory, ${N.memoryInvokes} invokes`);
     const mem = await startPlugin(emu, installed.executable);
-    let idle: number, warm: number, after: number;
+    let idle: { kb: number; anonKb: number }, warm: { kb: number; anonKb: number }, after: { kb: number; anonKb: number };
     try {
         await sleep(300);
-        idle = rssKb(mem.child.pid!);
+        idle = rssOf(mem.child.pid!);
         await pool(N.warmup, N.concurrency, pluginClient(mem));
         await sleep(300);
-        warm = rssKb(mem.child.pid!);
+        warm = rssOf(mem.child.pid!);
         await pool(N.memoryInvokes, N.concurrency, pluginClient(mem));
         await sleep(500);
-        after = rssKb(mem.child.pid!);
+        after = rssOf(mem.child.pid!);
     } finally {
         await mem.stop();
+    }
+    // The executable's Node alone, as idle as a process can be.
+    const node = spawn(embeddedNode(), ["-e", "setInterval(() => undefined, 1e6)"], { env: {}, stdio: "ignore" });
+    let nodeIdle: { kb: number; anonKb: number };
+    try {
+        await sleep(500);
+        nodeIdle = rssOf(node.pid!);
+    } finally {
+        node.kill("SIGKILL");
     }
     if (launcherCaches().length === 0) await primeLauncherCache(installed.launcher, log);
     const launcherIdleMb = await idleRssMb(emu, installed.launcher, launcherEnv());
     const devIdleMb = await idleRssMb(emu, DEV_LAUNCHER);
-    return { warmup: N.warmup, invokes: N.memoryInvokes, idleMb: idle / 1024, warmMb: warm / 1024, afterMb: after / 1024, launcherIdleMb, devIdleMb };
+    const mbOf = (kb: number) => kb / 1024;
+    return {
+        warmup: N.warmup, invokes: N.memoryInvokes, idleMb: mbOf(idle.kb), warmMb: mbOf(warm.kb), afterMb: mbOf(after.kb), launcherIdleMb, devIdleMb,
+        anon: { idleMb: mbOf(idle.anonKb), warmMb: mbOf(warm.anonKb), afterMb: mbOf(after.anonKb) },
+        nodeIdle: { mb: mbOf(nodeIdle.kb), anonMb: mbOf(nodeIdle.anonKb) },
+    };
 }
 
 /** 3. Invoke throughput and latency (interleaved repetitions of the clients), coalescing, the emulator's capacity. */

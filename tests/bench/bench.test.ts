@@ -40,8 +40,9 @@ describe("benchmark script", function () {
 describe("benchmark document", () => {
     const results: Results = {
         start: { reps: 15, executable: 120, executableBare: 110, launcher: 100, embeddedNode: "22.23.3", pathNode: "20.20.2", dev: 130, node: 70, nodeBare: 60,
-            nodeNoCa: 25, grpcJs: 100, stock: 150, go: 5 },
-        memory: { warmup: 2000, invokes: 10_000, idleMb: 57, warmMb: 75, afterMb: 78, launcherIdleMb: 52, devIdleMb: 58 },
+            nodeNoCa: 25, grpcJs: 100, grpcJsBare: 100, stock: 150, go: 5 },
+        memory: { warmup: 2000, invokes: 10_000, idleMb: 57, warmMb: 75, afterMb: 78, launcherIdleMb: 52, devIdleMb: 58,
+            anon: { idleMb: 20, warmMb: 30, afterMb: 32 }, nodeIdle: { mb: 40, anonMb: 8 } },
         engine: {
             members: 100, reps: 3, defaultParallel: 8, lookups: { count: 100, upMs: 5000, calls: 100 },
             latencies: [
@@ -75,9 +76,10 @@ describe("benchmark document", () => {
 
     it("prints every figure of each section, which the bench checks of its own runs; the start goal and a --quick dist as the table shows them", () => {
         const invoke = { rps: 1000, p50: 10, p99: 20, cpuClient: 0.1, cpuEmulator: 0.1 };
+        const googleapis = { ...invoke, cpuClient: 0.5 };
         const all: Results = {
             ...results,
-            invoke: { invokes: 200, reps: 1, concurrency: 32, plugin: { ...invoke, cpuPlugin: 0.2 }, raw: invoke, googleapis: invoke,
+            invoke: { invokes: 200, reps: 1, concurrency: 32, plugin: { ...invoke, cpuPlugin: 0.2 }, raw: invoke, googleapis,
                 go: { missing: "the tools are not built" }, coalesce: { lookups: 100, identical: 1, distinct: 100 }, capacity: 6000 },
             dist: { missing: "--quick: two builds of every platform's tarball take minutes" },
         };
@@ -90,6 +92,9 @@ describe("benchmark document", () => {
             expect(out, figure).to.contain(`| ${figure}`);
         }
         expect(missingFigures(rowsFor(all), Object.keys(FIGURES))).to.deep.equal([]);
+        // The JavaScript client's ceiling: googleapis's 0.6 ms per call over the client's and the emulator's 0.2 ms on the plugin path.
+        expect(analysis(all).join("\n")).to.contain("at most 3.00× googleapis (its 0.60 ms per call) on this path.");
+        expect(out).to.match(/\| invoke: plugin over gRPC \|[^|]*\|[^|]*\| ≥ 1\.5× googleapis/);
         // A section that ran and printed nothing is named, each of its figures.
         expect(missingFigures(rowsFor({ invoke: all.invoke }), ["start", "invoke"])).to.have.length(FIGURES.start.length).and.to.include(`start: ${FIGURES.start[0].source}`);
         // Issue 19's goal, judged against today's launcher measured in the same run.
@@ -99,6 +104,13 @@ describe("benchmark document", () => {
 
     it("writes an analysis computed from the same figures", () => {
         const text = analysis(results).join("\n");
+        // The grpc-js floor (100 ms) is over the goal (1.5 × 60 ms): said so, with the executable's ratio to it.
+        expect(text).to.contain("the goal (≤ 1.5× that) is 90 ms. A bare @grpc/grpc-js server, bundled into one file as the plugin is and run by the same Node " +
+            "with its compile cache, takes 100 ms (1.67× the Node floor): the goal is below what serving gRPC with @grpc/grpc-js costs before any provider " +
+            "code runs. The executable, which serves the provider, takes 1.10× that floor.");
+        expect(table(rowsFor(results))).to.contain("| memory: RSS after 10000 more invokes | 78.0 MB (anonymous 32.0 MB) |");
+        expect(text).to.contain("Of the executable's RSS, 20.0 MB idle and 32.0 MB at the end is its own (anonymous) memory; the rest (37.0 MB to 46.0 MB) " +
+            "is its file's pages mapped from the page cache. The executable's Node alone, idle, holds 40.0 MB (anonymous 8.0 MB).");
         expect(text).to.contain("**Goals**: 12 of 15 met; not met: start: self-contained executable (linux-amd64, Node 22.23.3 inside), spawn → port — 120 ms");
         const rows = table(rowsFor(results));
         expect(rows).to.contain("| start: self-contained executable, empty environment (`env -i`: a user without Node) | 110 ms | 1.83× the Node floor in an empty environment, ");
