@@ -150,7 +150,8 @@ function expectedKind(p: Platform): string {
 export function nodeBinary(p: Platform, pin: NodePin): Buffer {
     const known = verified.get(pin.package);
     if (known) return known;
-    const binary = execFileSync("tar", ["-xzOf", nodePackage(pin), `package/${pin.binary}`], { maxBuffer: 1 << 30 });
+    // --occurrence=1: tar stops once it has the member, instead of reading the rest of the archive for another.
+    const binary = execFileSync("tar", ["--occurrence=1", "-xzOf", nodePackage(pin), `package/${pin.binary}`], { maxBuffer: 1 << 30 });
     checkNodeBinary(p, pin, binary);
     verified.set(pin.package, binary);
     return binary;
@@ -165,7 +166,7 @@ function nodeFile(p: Platform, pin: NodePin, work: string): string {
 
 /** Node's license text, from a pinned package that has it (the Windows one has none; the text is one per release). */
 function nodeLicense(pin: NodePin): Buffer {
-    return execFileSync("tar", ["-xzOf", nodePackage(pin), "package/LICENSE"]);
+    return execFileSync("tar", ["--occurrence=1", "-xzOf", nodePackage(pin), "package/LICENSE"]);
 }
 
 /**
