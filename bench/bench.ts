@@ -52,6 +52,8 @@ const N = {
     startReps: quick ? 3 : 15,
     invokes: quick ? 200 : 2000,
     memoryInvokes: quick ? 500 : 10_000,
+    /** How long the memory section leaves the plugin idle after its last invoke before the last RSS (V8's memory reducer). */
+    settleSeconds: quick ? 1 : 30,
     warmup: quick ? 100 : 2000,
     coalesce: quick ? 100 : 1000,
     capacitySeconds: quick ? 0.5 : 3,
@@ -404,7 +406,7 @@ async function idleRssMb(emu: Emu, launcher: string, env: NodeJS.ProcessEnv = pr
 async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<Results["memory"]> {
     log(`memory, ${N.memoryInvokes} invokes`);
     const mem = await startPlugin(emu, installed.executable);
-    let idle: { kb: number; anonKb: number }, warm: { kb: number; anonKb: number }, after: { kb: number; anonKb: number };
+    let idle: { kb: number; anonKb: number }, warm: { kb: number; anonKb: number }, after: { kb: number; anonKb: number }, settled: { kb: number; anonKb: number };
     try {
         await sleep(300);
         idle = rssOf(mem.child.pid!);
@@ -414,6 +416,9 @@ async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<
         await pool(N.memoryInvokes, N.concurrency, pluginClient(mem));
         await sleep(500);
         after = rssOf(mem.child.pid!);
+        // Idle, as a plugin is between a deployment's bursts: V8 shrinks its heap on its own timers.
+        await sleep(N.settleSeconds * 1000 - 500);
+        settled = rssOf(mem.child.pid!);
     } finally {
         await mem.stop();
     }
@@ -433,6 +438,7 @@ async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<
     return {
         warmup: N.warmup, invokes: N.memoryInvokes, idleMb: mbOf(idle.kb), warmMb: mbOf(warm.kb), afterMb: mbOf(after.kb), launcherIdleMb, devIdleMb,
         anon: { idleMb: mbOf(idle.anonKb), warmMb: mbOf(warm.anonKb), afterMb: mbOf(after.anonKb) },
+        settled: { seconds: N.settleSeconds, mb: mbOf(settled.kb), anonMb: mbOf(settled.anonKb) },
         nodeIdle: { mb: mbOf(nodeIdle.kb), anonMb: mbOf(nodeIdle.anonKb) },
     };
 }

@@ -92,6 +92,8 @@ export interface MemoryFigures {
      * executable's pages mapped from the page cache (shared with it, and given back under memory pressure).
      */
     anon?: { idleMb: number; warmMb: number; afterMb: number };
+    /** The executable's RSS and its anonymous part, MB, `seconds` after the last invoke, left idle. */
+    settled?: { seconds: number; mb: number; anonMb: number };
     /** The executable's Node alone, idle (an empty timer loop, `env -i`): RSS and its anonymous part, MB. */
     nodeIdle?: { mb: number; anonMb: number };
 }
@@ -313,6 +315,10 @@ export function rowsFor(r: Results): Row[] {
         rows.push({ figure: "memory: RSS idle after Configure (today's Node-on-PATH launcher)", value: mb(m.launcherIdleMb),
             ratio: `${times(m.launcherIdleMb, m.idleMb)} the executable`, goal: "" });
         rows.push({ figure: "memory: RSS idle after Configure (dev launcher)", value: mb(m.devIdleMb), ratio: `${times(m.devIdleMb, m.idleMb)} the executable`, goal: "" });
+        if (m.settled) {
+            rows.push({ figure: `memory: RSS ${m.settled.seconds} s after the last invoke, idle (V8 shrinks its heap on its own timers)`, value: mb(m.settled.mb) + anon(m.settled.anonMb),
+                ratio: `${signed((m.settled.mb / m.afterMb - 1) * 100)} vs the end of the invokes`, goal: "" });
+        }
         if (m.nodeIdle) {
             rows.push({ figure: "memory: RSS of the executable's Node alone, idle (`env -i`, an empty timer loop: the Node floor)", value: mb(m.nodeIdle.mb) + anon(m.nodeIdle.anonMb),
                 ratio: `the executable idle: ${times(m.idleMb, m.nodeIdle.mb)} it`, goal: "" });
@@ -421,7 +427,7 @@ export const FIGURES: Readonly<Record<"start" | "memory" | "invoke", readonly Re
         /^start: node printing a line \(Node floor\)/, /^start: the executable's Node .* printing a line, empty environment/, /^start: bare @grpc\/grpc-js server \(floor\)/,
         /^start: bare @grpc\/grpc-js server bundled/, /^start: toy provider/, /^start: dev launcher/],
     memory: [/^memory: RSS idle after Configure \(self-contained executable\)/, /^memory: RSS idle after Configure \(today's Node-on-PATH launcher\)/,
-        /^memory: RSS idle after Configure \(dev launcher\)/, /^memory: RSS of the executable's Node alone/],
+        /^memory: RSS idle after Configure \(dev launcher\)/, /^memory: RSS \d+ s after the last invoke/, /^memory: RSS of the executable's Node alone/],
     invoke: [/^invoke: plugin over gRPC/, /^invoke: raw keep-alive HTTP/, /^invoke: googleapis/, /^coalescing: \d+ identical/, /^coalescing: \d+ distinct/,
         /^emulator: getIamPolicy capacity/],
 };
@@ -506,6 +512,7 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
             `${mb(m.launcherIdleMb)} (${vs(m.launcherIdleMb)} than the executable) and the dev launcher ${mb(m.devIdleMb)} (${vs(m.devIdleMb)}).` +
             (m.anon ? ` Of the executable's RSS, ${mb(m.anon.idleMb)} idle and ${mb(m.anon.afterMb)} at the end is its own (anonymous) memory; the rest ` +
                 `(${mb(m.idleMb - m.anon.idleMb)} to ${mb(m.afterMb - m.anon.afterMb)}) is its file's pages mapped from the page cache.` : "") +
+            (m.settled ? ` Left idle, ${m.settled.seconds} s after its last invoke it holds ${mb(m.settled.mb)} (anonymous ${mb(m.settled.anonMb)}).` : "") +
             (m.nodeIdle ? ` The executable's Node alone, idle, holds ${mb(m.nodeIdle.mb)} (anonymous ${mb(m.nodeIdle.anonMb)}).` : ""));
     }
 
@@ -641,7 +648,8 @@ const METHOD = [
     "  - *dev launcher*: `bin/pulumi-resource-cloud`, the compiled `build/` tree the tests run; not what users install.",
     "- **Memory**: RSS of the self-contained executable configured against the emulator: idle right after Configure (before any API call " +
     "loads the credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is judged " +
-    "from the warmed-up figure. Each figure's anonymous part (`RssAnon` in `/proc/PID/status`) is the plugin's own memory; the rest is " +
+    "from the warmed-up figure; the plugin is then left idle and measured once more (V8's memory reducer runs on its own timers, some " +
+    "seconds after the allocation stops). Each figure's anonymous part (`RssAnon` in `/proc/PID/status`) is the plugin's own memory; the rest is " +
     "its executable's pages mapped from the page cache. The executable is copied afresh each run, as `pulumi plugin install` unpacks it, so " +
     "its whole file is in the page cache and each page fault maps its cached neighbours too: the file part is as a fresh install sees it, " +
     "and less once the system has evicted the file (its pages are shared with the cache and given back under memory pressure). The idle " +
