@@ -22,7 +22,7 @@ export class Logger {
      * engine passes its address to every plugin it starts, and most starts log nothing to it (~8 ms of the start).
      */
     attach(address: string | undefined): void {
-        if (!address || this.engine || this.engineAddress) return;
+        if (!address || this.engineAddress) return;
         this.engineAddress = address;
     }
 

@@ -118,8 +118,8 @@ const closedIn = (peer: Peer<Line>): boolean => peer.lines.some((l) => l.op === 
 export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
 
 export class Deployment {
-    /** The engine run: every plugin process the engine starts for one operation shares it. */
-    private runId?: string;
+    /** The engine run (see attach): every plugin process the engine starts for one operation shares it. */
+    private run = "";
     private engineAddress?: string;
     private file?: ProcessFile<Line>;
     private attached = false;
@@ -143,16 +143,7 @@ export class Deployment {
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
     engine(address: string | undefined): void {
-        if (address && !this.attached) {
-            this.engineAddress = address;
-            this.runId = undefined;
-        }
-    }
-
-    /** The run's id: the engine's PID and address when known (hashed at the first use: see crypto()), else this process's. */
-    private get run(): string {
-        this.runId ??= this.engineAddress ? crypto().createHash("sha256").update(`${process.ppid}|${this.engineAddress}`).digest("hex").slice(0, 16) : thisProcess().id;
-        return this.runId;
+        if (address && !this.attached) this.engineAddress = address;
     }
 
     /**
@@ -165,6 +156,8 @@ export class Deployment {
         const key = stackKey(urn, this.env);
         if (!key) return;
         this.attached = true;
+        // The engine's PID and address when known, else this process alone (hashed here, not at start: see crypto()).
+        this.run = this.engineAddress ? crypto().createHash("sha256").update(`${process.ppid}|${this.engineAddress}`).digest("hex").slice(0, 16) : thisProcess().id;
         const root = stateRoot(this.env);
         const folder = path.join(root, "stacks", key);
         for (const dir of [root, path.join(root, "stacks"), folder]) {
