@@ -23,7 +23,7 @@ import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
 import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, unpackPlugin } from "../tests/support/plugin";
 import { toolsMissing } from "../tests/e2e/support";
-import { nodeBinary } from "../scripts/dist";
+import { nodeFile } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
@@ -171,10 +171,6 @@ function cpuMs(pid: number): number {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 1/100 s
 }
 
-function rssKb(pid: number): number {
-    return rssOf(pid).kb;
-}
-
 /** A process's RSS and its anonymous part (the rest is mapped from files, shared with the page cache), in kB. */
 function rssOf(pid: number): { kb: number; anonKb: number } {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
@@ -187,14 +183,11 @@ function rssOf(pid: number): { kb: number; anonKb: number } {
  * build/bench: the Node floors are measured on it, not on whatever `node` is on PATH.
  */
 function embeddedNode(): string {
-    const file = path.join(BENCH_DIR, `node-${NODE_VERSION}`);
-    if (!fs.existsSync(file)) {
-        if (!HOST_PLATFORM.node) throw new Error("scripts/platforms.ts: linux-amd64 pins no Node");
-        fs.mkdirSync(BENCH_DIR, { recursive: true });
-        fs.writeFileSync(`${file}.tmp`, nodeBinary(HOST_PLATFORM, HOST_PLATFORM.node), { mode: 0o755 });
-        fs.renameSync(`${file}.tmp`, file);
-    }
-    return file;
+    if (!HOST_PLATFORM.node) throw new Error("scripts/platforms.ts: linux-amd64 pins no Node");
+    // A folder per version: nodeFile writes the binary once into the folder it is given.
+    const dir = path.join(BENCH_DIR, `node-${NODE_VERSION}`);
+    fs.mkdirSync(dir, { recursive: true });
+    return nodeFile(HOST_PLATFORM, HOST_PLATFORM.node, dir);
 }
 
 /** bench/fixtures/floor.js bundled into one file by esbuild, as the plugin's bundle is made. */
@@ -392,7 +385,7 @@ async function idleRssMb(emu: Emu, launcher: string, env: NodeJS.ProcessEnv = pr
     const plugin = await startPlugin(emu, launcher, env);
     try {
         await sleep(300);
-        return rssKb(plugin.child.pid!) / 1024;
+        return rssOf(plugin.child.pid!).kb / 1024;
     } finally {
         await plugin.stop();
     }

@@ -158,7 +158,7 @@ export function nodeBinary(p: Platform, pin: NodePin): Buffer {
 }
 
 /** The platform's checked Node binary as an executable file in `work`, written there once (linux-amd64's builds and makes a cache). */
-function nodeFile(p: Platform, pin: NodePin, work: string): string {
+export function nodeFile(p: Platform, pin: NodePin, work: string): string {
     const file = path.join(work, `${pin.package}-${path.basename(pin.binary)}`);
     if (!fs.existsSync(file)) fs.writeFileSync(file, nodeBinary(p, pin), { mode: 0o755 });
     return file;
