@@ -62,14 +62,6 @@ function withLock<T>(lock: string, fn: () => T): T {
     }
 }
 
-/** Runs `build` under the test-dist lock when `made` is missing or older than `since` (ms); returns `made`. */
-function rebuilt(made: string, since: number, build: () => void): string {
-    return withLock(path.join(TEST_DIST, ".lock"), () => {
-        if (!fs.existsSync(made) || fs.statSync(made).mtimeMs < since) build();
-        return made;
-    });
-}
-
 /**
  * A platform's plugin as `npm run dist -- --unpacked` makes it (its tarball's contents, scripts/dist.ts), built
  * into build/test-dist when missing or older than the compiled code or the last commit; returns the folder.
@@ -79,20 +71,25 @@ export function pluginFolder(platform: Platform = HOST_PLATFORM): string {
     // The files' time in a tarball is the last commit's: a new commit makes other bytes.
     const stamp = `${folder}.date`;
     const date = String(sourceDate());
-    if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") !== date) fs.rmSync(stamp, { force: true });
-    rebuilt(stamp, Math.max(...TARBALL_INPUTS.map(newest)), () => {
-        execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--unpacked", "--platform", platformKey(platform), "--out", TEST_DIST],
-            { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
-        fs.writeFileSync(stamp, date);
+    return withLock(path.join(TEST_DIST, ".lock"), () => {
+        const fresh = fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === date && fs.statSync(stamp).mtimeMs >= Math.max(...TARBALL_INPUTS.map(newest));
+        if (!fresh) {
+            execFileSync(process.execPath, [path.join(ROOT, "build", "scripts", "dist.js"), "--unpacked", "--platform", platformKey(platform), "--out", TEST_DIST],
+                { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+            fs.writeFileSync(stamp, date);
+        }
+        return folder;
     });
-    return folder;
 }
 
 /** A platform's plugin tarball as `npm run dist` makes it: pluginFolder() packed by the build's own tarball(). */
 export function pluginTarball(platform: Platform = HOST_PLATFORM): string {
-    const folder = pluginFolder(platform);
+    const stamp = `${pluginFolder(platform)}.date`;
     const file = path.join(TEST_DIST, assetName(platform, VERSION));
-    return rebuilt(file, fs.statSync(`${folder}.date`).mtimeMs, () => tarball(folder, file));
+    return withLock(path.join(TEST_DIST, ".lock"), () => {
+        if (!fs.existsSync(file) || fs.statSync(file).mtimeMs < fs.statSync(stamp).mtimeMs) tarball(unpackedName(file), file);
+        return file;
+    });
 }
 
 /** The plugin as `pulumi plugin install` leaves it: the tarball's contents copied into `dir`; returns the executable. */
