@@ -128,6 +128,10 @@ export function credentialsFor(v: CredentialSettings): Credentials {
     let base: (lib: Library) => Promise<AuthClient>;
     if (v.accessToken) {
         source = `the access token from ${s.accessToken}`;
+        if (!v.impersonateServiceAccount) {
+            const header = `Bearer ${v.accessToken}`;
+            return { source, authorization: () => header };
+        }
         base = async (lib) => {
             const client = new lib.OAuth2Client();
             client.setCredentials({ access_token: v.accessToken });
@@ -160,10 +164,6 @@ export function credentialsFor(v: CredentialSettings): Credentials {
             lifetime: 3600,
             ...(endpoint ? { endpoint } : {}),
         });
-    }
-    if (v.accessToken && !v.impersonateServiceAccount) {
-        const header = `Bearer ${v.accessToken}`;
-        return { source, authorization: () => header };
     }
     let client: Promise<AuthClient> | undefined;
     return {
