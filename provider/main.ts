@@ -97,8 +97,7 @@ function listening(address: string): Promise<boolean> {
  * the plugin was handed to another parent, or the engine's address refuses connections twice in a row. A
  * plugin must not outlive its deployment, holding writes nobody will hear of.
  */
-function watchEngine(address: string | undefined, gone: (why: string) => void): void {
-    const parent = process.ppid;
+function watchEngine(address: string | undefined, parent: number, gone: (why: string) => void): void {
     let misses = 0;
     let probing = false;
     const timer = setInterval(() => {
@@ -132,6 +131,10 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     // Signals are handled before the port is printed: the engine may stop a plugin as soon as it has the port.
     let shutdown: (() => Promise<void>) | undefined;
     let stopping = false;
+    const parent = process.ppid;
+    let engineGone = false;
+    // Whether the engine is still there at shutdown: then it has every answer this plugin sent (deployment.ts).
+    const engineAlive = async () => !engineGone && process.ppid === parent && (!engineAddress || await listening(engineAddress));
     const stop = () => {
         if (stopping) return;
         stopping = true;
@@ -139,11 +142,15 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
-    const served = await serve(log, engineAddress);
+    // On Windows the engine stops a plugin with a CTRL_BREAK_EVENT to its process group (Pulumi's
+    // cmdutil.shutdownProcessGroup), which Node delivers as SIGBREAK; a console's Ctrl-C arrives as SIGINT.
+    if (process.platform === "win32") process.on("SIGBREAK", stop);
+    const served = await serve(log, engineAddress, engineAlive);
     shutdown = served.shutdown;
     process.stdout.write(`${served.port}\n`);
     // Without an engine address (tests, a debugger attaching) only the parent process is watched.
-    watchEngine(engineAddress, (why) => {
+    watchEngine(engineAddress, parent, (why) => {
+        engineGone = true;
         process.stderr.write(`pulumi-resource-cloud: ${why}: finishing the writes already sent, then exiting\n`);
         stop();
     });

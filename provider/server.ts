@@ -26,8 +26,8 @@ import { ASSETS } from "./packaging";
 import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
 import { resources } from "./resources";
 import { Resource } from "./resources/lifecycle";
-import { Deployment, OperationKind } from "./deployment/deployment";
-import { ResourceContext } from "./resources/resource";
+import { Claim } from "./deployment/claims";
+import { Deployment, EngineAlive, OperationContext, OperationKind } from "./deployment/deployment";
 import { parseToken, PROVIDER_TYPE } from "./tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
 
@@ -126,7 +126,7 @@ export class Provider implements Rpcs {
     private schema?: string;
     private readonly deployment: Deployment;
 
-    constructor(private readonly log: Logger) {
+    constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true) {
         this.deployment = new Deployment(log);
     }
 
@@ -222,7 +222,10 @@ export class Provider implements Rpcs {
         if (urn) this.deployment.attach(urn);
         const input = configFromRequest(req.hasArgs() ? toMap(req.getArgs()) : undefined, new Map(req.getVariablesMap().entries()));
         this.configUnknown = unwrap(input).unknown;
-        if (!this.configUnknown) this.applyConfig(input, configOrigin(req.getName() ?? ""));
+        if (!this.configUnknown) {
+            this.applyConfig(input, configOrigin(req.getName() ?? ""));
+            this.deployment.provider(urn ?? "", String(this.config?.values.serviceManagementCustomEndpoint ?? ""));
+        }
         return new pb.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true)
             .setAcceptresources(false).setAcceptoutputs(false);
     }
@@ -258,21 +261,22 @@ export class Provider implements Rpcs {
     }
 
     /**
-     * Shutdown: what earlier, dead processes left is settled first (deployment.ts, within a short budget: the
-     * engine kills a plugin 5 s after SIGINT); then see IamFetcher.drain.
+     * Shutdown: the writes already sent finish (IamFetcher.drain), then the deployment settles what the engine now
+     * holds and says what stays open (deployment.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
      */
     async drain(): Promise<void> {
-        let iam: IamFetcher | undefined;
-        try {
-            iam = this.deployment.changed && !this.configUnknown ? this.iam() : undefined;
-        } catch {
-            iam = undefined; // settle says it could not remove, and why
-        }
-        const notes = await bounded(this.deployment.settle(iam), Date.now() + 2500, undefined, () => new Error("no time left")).catch(() => []);
-        for (const note of notes) this.log.warn(note);
-        const said = this.log.flush();
         await (this.fetcher?.drain() ?? Promise.resolve());
-        await said;
+        const iam = (): IamFetcher | undefined => {
+            try {
+                return this.configUnknown ? undefined : this.iam();
+            } catch {
+                return undefined; // the note says it was not checked, and why
+            }
+        };
+        await this.deployment.finish(this.engineAlive, iam, 2500).catch((e: unknown) => {
+            this.log.debug(`the crash journal's end of run failed: ${e instanceof Error ? e.message : String(e)}`);
+        });
+        await this.log.flush();
     }
 
     /** No mappings: this package converts no other tool's programs. */
@@ -303,11 +307,13 @@ export class Provider implements Rpcs {
         return { iam: () => this.iam() };
     }
 
-    /** Runs a resource operation inside the deployment (deployment.ts: its context, and what it tells of the engine's state). */
-    private operation<T>(urn: string, kind: OperationKind, preview: boolean,
-        run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
-        return this.deployment.operation({ urn, kind, preview },
-            { iam: () => this.iam(), warn: (message) => this.log.warn(message, urn) }, run);
+    /**
+     * Runs a resource operation inside the deployment (deployment.ts): `held` is the claim of the state the engine
+     * sent, `scope` that of the state the answer leaves.
+     */
+    private operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
+        run: (ctx: OperationContext) => Promise<T>, scope: (result: T) => Claim | undefined): Promise<T> {
+        return this.deployment.operation(op, { iam: () => this.iam(), warn: (message) => this.log.warn(message, op.urn) }, run, scope);
     }
 
     check(req: pb.CheckRequest): pb.CheckResponse {
@@ -324,10 +330,16 @@ export class Provider implements Rpcs {
 
     diff(req: pb.DiffRequest): pb.DiffResponse {
         const def = this.resource(typeOf(req));
-        // The engine sends a resource's state only when it holds it: the writes made for it are recorded.
-        this.deployment.recorded(req.getUrn());
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
         const d = def.diff(olds, toMap(req.getNews()));
+        // The engine sends a resource's state only when it holds it: the journal takes it as the engine's word, and
+        // asks for an update where the state and IAM disagree on a grant the program declares (deployment.ts).
+        const journal = this.deployment.state(req.getUrn(), def.claimOf(toMap(req.getOlds())), def.claimOf(toMap(req.getNews())));
+        for (const why of journal.tell) this.log.warn(why, req.getUrn());
+        if (journal.force && !d.changed.includes(def.grantProperty)) {
+            d.changed.push(def.grantProperty);
+            d.detailed.push({ path: def.grantProperty, kind: "update", replace: false });
+        }
         const res = new pb.DiffResponse()
             .setChanges(d.changed.length ? pb.DiffResponse.DiffChanges.DIFF_SOME : pb.DiffResponse.DiffChanges.DIFF_NONE)
             .setDiffsList(d.changed).setReplacesList(d.replaces).setDeletebeforereplace(d.deleteBeforeReplace)
@@ -342,7 +354,8 @@ export class Provider implements Rpcs {
 
     async create(req: pb.CreateRequest): Promise<pb.CreateResponse> {
         const def = this.resource(typeOf(req));
-        const r = await this.operation(req.getUrn(), "create", req.getPreview(), (ctx) => def.create(toMap(req.getProperties()), req.getPreview(), ctx));
+        const r = await this.operation({ urn: req.getUrn(), kind: "create", preview: req.getPreview() },
+            (ctx) => def.create(toMap(req.getProperties()), req.getPreview(), ctx), (res) => def.claimOf(res.properties));
         return new pb.CreateResponse().setId(r.id).setProperties(toStruct(r.properties));
     }
 
@@ -350,8 +363,9 @@ export class Provider implements Rpcs {
         const def = this.resource(typeOf(req));
         const state = toMap(req.getProperties());
         // A refresh sends the state the engine holds; an import has none yet.
-        const r = await this.operation(req.getUrn(), Object.keys(state).length > 0 ? "refresh" : "import", false,
-            (ctx) => def.read(req.getId(), state, toMap(req.getInputs()), ctx));
+        const refresh = Object.keys(state).length > 0;
+        const r = await this.operation({ urn: req.getUrn(), kind: refresh ? "refresh" : "import", preview: false, held: refresh ? def.claimOf(state) : undefined },
+            (ctx) => def.read(req.getId(), state, toMap(req.getInputs()), ctx), (res) => (res && !("reason" in res) ? def.claimOf(res.properties) : undefined));
         if (r === undefined) return new pb.ReadResponse(); // gone: an empty ID tells the engine so
         if ("reason" in r) throw new RpcError(grpc.status.INVALID_ARGUMENT, r.reason);
         return new pb.ReadResponse().setId(r.id).setProperties(toStruct(r.properties)).setInputs(toStruct(r.inputs));
@@ -360,14 +374,15 @@ export class Provider implements Rpcs {
     async update(req: pb.UpdateRequest): Promise<pb.UpdateResponse> {
         const def = this.resource(typeOf(req));
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
-        const properties = await this.operation(req.getUrn(), "update", req.getPreview(),
-            (ctx) => def.update(olds, toMap(req.getNews()), req.getPreview(), ctx));
+        const properties = await this.operation({ urn: req.getUrn(), kind: "update", preview: req.getPreview(), held: def.claimOf(toMap(req.getOlds())) },
+            (ctx) => def.update(olds, toMap(req.getNews()), req.getPreview(), ctx), (res) => def.claimOf(res));
         return new pb.UpdateResponse().setProperties(toStruct(properties));
     }
 
     async delete(req: pb.DeleteRequest): Promise<Empty> {
         const def = this.resource(typeOf(req));
-        await this.operation(req.getUrn(), "delete", false, (ctx) => def.delete(toMap(req.getProperties()), ctx));
+        const state = toMap(req.getProperties());
+        await this.operation({ urn: req.getUrn(), kind: "delete", preview: false, held: def.claimOf(state) }, (ctx) => def.delete(state, ctx), () => undefined);
         return new Empty();
     }
 
@@ -417,8 +432,8 @@ export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImpleme
 }
 
 /** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */
-export async function serve(log: Logger, engineAddress?: string): Promise<{ port: number; shutdown(): Promise<void> }> {
-    const provider = new Provider(log);
+export async function serve(log: Logger, engineAddress?: string, engineAlive?: EngineAlive): Promise<{ port: number; shutdown(): Promise<void> }> {
+    const provider = new Provider(log, engineAlive);
     provider.attachEngine(engineAddress);
     const server = new grpc.Server({
         "grpc.max_receive_message_length": 400 * 1024 * 1024,

@@ -27,6 +27,16 @@ export interface Kept {
     grants: Map<string, string>;
 }
 
+/**
+ * Whether a resource of claim `c` sets `g` when it writes: a Policy sets every grant of its parent, a Binding every
+ * grant of its role and condition, a Member only its own.
+ */
+export function covers(c: Claim, g: Grant): boolean {
+    if (c.scope === "policy") return true;
+    if (c.scope === "binding") return roleKey(g.role, g.condition) === roleKey(c.role ?? "", c.condition);
+    return c.grants.some((own) => grantKey(own) === grantKey(g));
+}
+
 /** `type::name` of a URN (`urn:pulumi:stack::project::type::name`): what a person recognises. */
 export function shortUrn(urn: string): string {
     return urn.split("::").slice(-2).join("::");

@@ -2,53 +2,76 @@
 // left behind — one object, around every resource operation (the server calls it before and after each, as
 // middleware wraps a handler; the resources see only a ResourceContext).
 //
-// Why it exists: a Create or Update is answered once Google has accepted its write; if the plugin dies before
-// the engine records the answer (killed, out of memory, the engine itself killed), the grant is in the policy and
-// in no state. So each write that adds grants is noted first, on disk, in the stack's folder (files.ts), and it
-// stays noted until the engine shows it has the resource: a later operation carrying its state (Diff, Update,
-// Read, Delete). A later process takes over what dead processes left and settles each such write once:
-//   - the engine shows it has the resource, or the deployment writes it again and answers: nothing to do;
-//   - the deployment still declares the resource (Check) but did not touch it: left for a later run;
-//   - a deployment that changes something, in which nothing declares or mentions the resource: a write that was
-//     never answered is removed (the engine never heard of it); one that was answered (the engine may hold it,
-//     e.g. an update with --target left it alone) is reported with what to do, never removed.
-// The same files carry every process's claims (Check), so a Delete keeps what any resource of the deployment
-// declares, and resources that fight over a grant are told so, whichever process serves them.
+// Why it exists: a write is accepted by Google before the engine records the operation that made it. If the
+// plugin or the engine dies in between, a grant is in IAM and in no state (a write that added it), or gone from
+// IAM while the engine's state still holds it (a write that removed it). So every write is journaled first, on
+// disk in the stack's folder (files.ts), grant by grant, each grant an *item*: `+` added, `-` removed.
+//
+// The rule: the journal acts only on what it knows, and never removes a grant. An item is settled only by
+//   - the engine's word: a request carrying the resource's state (Diff, Update, Delete, refresh) whose state agrees
+//     with the item (holds a `+` grant, lacks a `-` one); or an operation of the resource answered to an engine that
+//     was still there when this process stopped (the engine then holds that operation's outcome, which is IAM's for
+//     every grant in the resource's scope);
+//   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
+//     `-` grant back.
+// An item the engine's state disagrees with is resolved by the program, never by a guess: Diff asks for an update
+// when the resource's Update would set that grant as the program declares (a Binding or Policy owns its role or
+// policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
+// every run until it is settled, with the command that resolves it. A run in which every operation was answered
+// to a live engine leaves nothing open, so a clean run is never followed by a warning.
+// The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
+// and resources that fight over a grant are told so, whichever process serves them.
 
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { IamFetcher } from "../iam/fetcher";
+import type { IamFetcher } from "../iam/fetcher";
 import type { Recorded } from "../iam/parentPolicy";
 import { changesBetween, describeGrant, Grant, grantKey, grantsOf } from "../iam/grants";
-import { Parent, parentName } from "../iam/names";
+import { grantId, Parent, parentName, PREFIX } from "../iam/names";
 import { Policy } from "../iam/policy";
 import { Logger } from "../log";
-import type { ResourceContext } from "../resources/resource";
+import { token } from "../tokens";
 import { PACKAGE_NAME } from "../version";
-import { Claim, conflictOf, Kept, Notice, shortUrn } from "./claims";
+import { Claim, conflictOf, covers, Kept, Notice, shortUrn } from "./claims";
 import { crypto, Peer, privateFolder, ProcessFile, stillRuns, thisProcess, Writer } from "./files";
 
-/** A write that added grants, not yet known to be in the engine's state. */
+/** A journaled write: the grants it added and removed on one parent, for one resource. */
 interface Entry {
+    /** `writer:n`: the same wherever the entry is carried. */
+    id: string;
     urn: string;
     parent: Parent;
-    grants: Grant[];
-    /** Its operation was answered to the engine (which may or may not have recorded it). */
-    answered: boolean;
+    /** The provider that wrote it (see Deployment.provider): only its credentials may ask Google about it. */
+    provider: string;
+    added: Grant[];
+    removed: Grant[];
+    /** The resource's ID, when the operation knew it (for `--import-pending-creates`). */
+    resourceId?: string;
+}
+
+type Sign = "+" | "-";
+
+/** One grant of an entry, as it is settled: `entry|sign|grantKey`. */
+const itemKey = (entry: string, sign: Sign, grant: Grant) => `${entry}|${sign}|${grantKey(grant)}`;
+
+interface Item {
+    key: string;
+    entry: Entry;
+    sign: Sign;
+    grant: Grant;
 }
 
 type Line =
     | { op: "hello"; writer: Writer; run: string }
     | { op: "declare"; urn: string; claim: Claim }
-    | ({ op: "wrote"; n: number } & Entry)
-    | { op: "undone"; n: number }
-    /** A Create or Update of the URN was answered (not a preview). */
-    | { op: "answered"; urn: string }
-    /** The engine sent the URN's state: it holds the resource. */
-    | { op: "recorded"; urn: string }
-    /** What earlier runs wrote for the URN is settled (removed, reported, or found recorded). */
-    | { op: "settled"; urn: string }
+    | ({ op: "wrote"; n: number } & Omit<Entry, "id"> & { id?: string })
+    | { op: "undone"; id: string }
+    /** An operation of `urn` was answered (not a preview); `items` are those it settles once the engine has it. */
+    | { op: "answered"; urn: string; items: string[] }
+    | { op: "settled"; items: string[] }
+    /** Items told to the user in `run`. */
+    | { op: "said"; run: string; items: string[] }
     | { op: "closed" };
 
 /** `$PULUMI_HOME/plugins-state/pulumi-resource-cloud`: this plugin's own state beside the user's Pulumi data. */
@@ -84,29 +107,6 @@ function stackKey(urn: string, env: NodeJS.ProcessEnv = process.env): string | u
     return `${project}--${stack}`.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 80) + `-${hash}`;
 }
 
-/** What a file's lines say is still unsettled: the writes not undone, recorded or settled since. */
-function unsettledIn(lines: readonly Line[]): Entry[] {
-    const open = new Map<number, Entry>();
-    for (const line of lines) {
-        switch (line.op) {
-            case "wrote":
-                if (Array.isArray(line.grants)) open.set(line.n, { urn: line.urn, parent: line.parent, grants: line.grants, answered: line.answered === true });
-                break;
-            case "undone":
-                open.delete(line.n);
-                break;
-            case "answered":
-                for (const e of open.values()) if (e.urn === line.urn) e.answered = true;
-                break;
-            case "recorded":
-            case "settled":
-                for (const [n, e] of open) if (e.urn === line.urn) open.delete(n);
-                break;
-        }
-    }
-    return [...open.values()];
-}
-
 const runOf = (peer: Peer<Line>): string | undefined => {
     const hello = peer.lines[0];
     return hello?.op === "hello" ? hello.run : undefined;
@@ -114,8 +114,73 @@ const runOf = (peer: Peer<Line>): string | undefined => {
 
 const closedIn = (peer: Peer<Line>): boolean => peer.lines.some((l) => l.op === "closed");
 
+/** What the folder's files say, read so far: every entry, what is settled and said, and what is in a run's hands. */
+class Knowledge {
+    readonly entries = new Map<string, Entry>();
+    /** urn -> its entries' ids: what an operation of one resource looks at, whatever the journal's size. */
+    private readonly byUrn = new Map<string, Set<string>>();
+    /** Entry id -> the id of the writer's file it is in (the writer whose liveness decides whether it is in flight). */
+    readonly holder = new Map<string, string>();
+    readonly settled = new Set<string>();
+    /** run -> items said in it. */
+    readonly said = new Map<string, Set<string>>();
+    /** run -> items an answered operation of it will settle once delivered. */
+    readonly inHand = new Map<string, Set<string>>();
+
+    learn(line: Line, writer: string, run: string | undefined): void {
+        switch (line.op) {
+            case "wrote": {
+                const id = line.id ?? `${writer}:${line.n}`;
+                if (!Array.isArray(line.added) || !Array.isArray(line.removed)) return;
+                setOf(this.byUrn, line.urn).add(id);
+                this.entries.set(id, { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added: line.added,
+                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}) });
+                this.holder.set(id, writer);
+                return;
+            }
+            case "undone":
+                this.entries.delete(line.id);
+                return;
+            case "settled":
+                for (const i of line.items) this.settled.add(i);
+                return;
+            case "said":
+                for (const i of line.items) setOf(this.said, line.run).add(i);
+                return;
+            case "answered":
+                if (run !== undefined) for (const i of line.items) setOf(this.inHand, run).add(i);
+                return;
+        }
+    }
+
+    /** The open items of every entry, or of `urn`'s. */
+    open(urn?: string): Item[] {
+        const out: Item[] = [];
+        const entries = urn === undefined ? [...this.entries.values()]
+            : [...this.byUrn.get(urn) ?? []].flatMap((id) => this.entries.get(id) ?? []);
+        for (const entry of entries) {
+            for (const [sign, grants] of [["+", entry.added], ["-", entry.removed]] as const) {
+                for (const grant of grants) {
+                    const key = itemKey(entry.id, sign, grant);
+                    if (!this.settled.has(key)) out.push({ key, entry, sign, grant });
+                }
+            }
+        }
+        return out;
+    }
+}
+
+function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
+    let s = map.get(key);
+    if (!s) map.set(key, (s = new Set()));
+    return s;
+}
+
 /** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
 export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
+
+/** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
+export type EngineAlive = () => Promise<boolean>;
 
 export class Deployment {
     /** The engine run (see attach): every plugin process the engine starts for one operation shares it. */
@@ -123,21 +188,22 @@ export class Deployment {
     private engineAddress?: string;
     private file?: ProcessFile<Line>;
     private attached = false;
+    /** This process's provider: its URN and endpoint (Configure), so a journaled write is checked where it was made. */
+    private providerId = "";
     /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
     private readonly claims = new Map<string, Claim>();
     private readonly own = new Set<string>();
-    /** How many lines of each of the run's other files are in `claims` and `mentioned` already. */
+    /** How many lines of each other file are learnt already. */
     private readonly gathered = new Map<string, number>();
     private readonly warnedPairs = new Set<string>();
-    /** This process's writes not yet shown recorded, by line number. */
-    private readonly mine = new Map<number, Entry>();
-    /** Taken over from dead processes, by URN. */
-    private readonly orphans = new Map<string, Entry[]>();
-    /** URNs whose state the engine sent, or whose write was answered, in this run (any of its processes). */
-    private readonly mentioned = new Set<string>();
+    private readonly known = new Knowledge();
+    /** Grants a write of this run removed, by parent name: a resource Checked after it that declares one puts it back. */
+    private readonly removedThisRun = new Map<string, Set<string>>();
+    /** This process's answered operations' items, delivered once the engine is known to have them. */
+    private readonly answeredItems = new Set<string>();
+    private readonly running = new Set<Promise<unknown>>();
+    private readonly forcedSaid = new Set<string>();
     private lines = 0;
-    /** Whether this deployment changed anything (a Create, Update or Delete that was not a preview). */
-    changed = false;
 
     constructor(private readonly log: Logger, private readonly env: NodeJS.ProcessEnv = process.env) {}
 
@@ -146,10 +212,15 @@ export class Deployment {
         if (address && !this.attached) this.engineAddress = address;
     }
 
+    /** The provider this process serves (Configure): its URN and where it sends requests. */
+    provider(urn: string, endpoint: string): void {
+        this.providerId = `${urn}|${endpoint}`;
+    }
+
     /**
-     * The first resource request names the stack: opens this process's file in the stack's folder, takes over
-     * what dead processes left there, and tells the user of the writes no run answered. Never throws: without the
-     * folder the deployment runs on, and the user is told why once.
+     * The first resource request names the stack: opens this process's file in the stack's folder and takes over
+     * what dead processes left there. Never throws: without the folder the deployment runs on, and the user is told
+     * why once.
      */
     attach(urn: string): void {
         if (this.attached) return;
@@ -169,8 +240,11 @@ export class Deployment {
         } catch (e) {
             return this.unprotected(folder, `a file cannot be written there (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }
-        this.takeOver();
-        this.report();
+        try {
+            this.takeOver();
+        } catch (e) {
+            this.unprotected(folder, `taking over what a dead process left failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+        }
     }
 
     /** The folder cannot be used: said once, on the stack. */
@@ -184,50 +258,54 @@ export class Deployment {
     }
 
     private append(line: Line, durable = false): void {
-        if (!this.file) return;
-        try {
-            this.file.append(line, durable);
-        } catch (e) {
-            this.unprotected(this.file.folder, `writing failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+        if (this.file) {
+            try {
+                this.file.append(line, durable);
+            } catch (e) {
+                this.unprotected(this.file.folder, `writing failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+            }
         }
+        this.known.learn(line, thisProcess().id, this.run);
     }
 
-    /** Takes the files of processes that no longer run: their unsettled writes become this process's orphans. */
+    /** The other processes whose files are here and that still run: what they hold is in flight, not orphaned. */
+    private livePeers(): Set<string> {
+        return new Set((this.file?.peers() ?? []).flatMap((p) => (p.writer && stillRuns(p.writer, p.touched) ? [p.writer.id] : [])));
+    }
+
+    /**
+     * Takes the files of processes that no longer run: what they hold that is still open, and what they settled of
+     * other files' entries, is carried in this process's file (on disk before theirs is removed).
+     */
     private takeOver(): void {
-        if (!this.file) return;
-        for (const peer of this.file.peers()) {
+        const file = this.file;
+        if (!file) return;
+        this.gather();
+        const open = new Set(this.known.open().map((i) => i.entry.id));
+        const live = this.livePeers();
+        for (const peer of file.peers()) {
             if (peer.writer ? stillRuns(peer.writer, peer.touched) : Date.now() - peer.touched < 60_000) continue;
-            const left = unsettledIn(peer.lines);
+            if (peer.takenBy !== undefined && live.has(peer.takenBy)) continue; // being carried over right now
+            const writer = peer.writer?.id ?? peer.file;
             const sameRun = runOf(peer) === this.run;
-            // A dead peer of this run with nothing left keeps its file: its claims are this run's.
-            if (sameRun && left.length === 0) continue;
-            // Carried in this process's own file from now on, so that they outlive it if it dies too.
-            this.file.take(peer, () => {
-                if (sameRun) {
-                    for (const l of peer.lines) {
-                        if (l.op === "declare" || l.op === "answered" || l.op === "recorded") {
-                            this.learn(l);
-                            this.append(l);
+            file.take(peer, () => {
+                for (const l of peer.lines) {
+                    if (l.op === "wrote") {
+                        const id = l.id ?? `${writer}:${l.n}`;
+                        const entry = this.known.entries.get(id);
+                        if (entry && open.has(id)) {
+                            this.append({ op: "wrote", n: ++this.lines, ...entry });
+                            this.known.holder.set(id, thisProcess().id);
                         }
+                    } else if (l.op === "settled") {
+                        const items = l.items.filter((i) => this.known.entries.has(i.slice(0, i.indexOf("|"))));
+                        if (items.length) this.append({ op: "settled", items });
+                    } else if (sameRun && (l.op === "declare" || l.op === "said")) {
+                        this.append(l);
                     }
-                }
-                for (const e of left) {
-                    this.orphans.set(e.urn, [...(this.orphans.get(e.urn) ?? []), e]);
-                    this.append({ op: "wrote", n: ++this.lines, ...e }, true);
                 }
             });
         }
-    }
-
-    /** What dead processes wrote that no run answered, for the user (once per process). */
-    private report(): void {
-        const lines = [...this.orphans.values()].flat().filter((e) => !e.answered).flatMap((e) =>
-            e.grants.map((g) => `  ${describeGrant(g)} on ${parentName(e.parent)} (for ${shortUrn(e.urn)})`));
-        if (lines.length === 0) return;
-        this.log.warn("an earlier run of this provider stopped after writing these grants, before Pulumi recorded them:\n" +
-            `${lines.join("\n")}\n` +
-            "`pulumi up` records them where the program still declares those resources and removes the others; " +
-            "`pulumi destroy` removes them.");
     }
 
     /** The lines of this run's other processes (alive or not). */
@@ -235,18 +313,23 @@ export class Deployment {
         return (this.file?.peers() ?? []).filter((p) => runOf(p) === this.run);
     }
 
-    /** What another process of the run said: a claim (this process's own claim of a URN comes first), or a mention. */
-    private learn(line: Line): void {
-        if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
-        if (line.op === "answered" || line.op === "recorded") this.mentioned.add(line.urn);
-    }
-
-    /** Reads what the run's other processes appended since the last call (their files only grow). */
+    /** Reads what the folder's other files appended since the last call (their files only grow). */
     private gather(): void {
-        for (const peer of this.runPeers()) {
-            for (const line of peer.lines.slice(this.gathered.get(peer.file) ?? 0)) this.learn(line);
+        for (const peer of this.file?.peers() ?? []) {
+            const run = runOf(peer);
+            const writer = peer.writer?.id ?? peer.file;
+            for (const line of peer.lines.slice(this.gathered.get(peer.file) ?? 0)) {
+                this.known.learn(line, writer, run);
+                if (run !== this.run) continue;
+                if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
+                if (line.op === "wrote") this.noteRemoved(line.parent, line.removed);
+            }
             this.gathered.set(peer.file, peer.lines.length);
         }
+    }
+
+    private noteRemoved(parent: Parent, removed: readonly Grant[] | undefined): void {
+        for (const g of removed ?? []) setOf(this.removedThisRun, parentName(parent)).add(grantKey(g));
     }
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
@@ -284,124 +367,219 @@ export class Deployment {
     }
 
     /**
-     * Notes the grants a write of `urn` adds; the write waits for `durable` (the note on disk) before it is sent.
-     * Returns the undo too, for a write no attempt of which can have applied.
+     * The engine sent `urn`'s state, whose claim is `held`: the items it agrees with are settled. Returns, for a
+     * Diff, what `declared` (the program's claim) must write so that IAM is as the program says: the grants the
+     * engine's state and IAM disagree on that the resource's Update sets, and the grants it declares that another
+     * write of this run removed (a Delete that ran before this resource's Check).
      */
-    private wrote(urn: string, parent: Parent, before: Policy, after: Policy): Recorded {
-        const grants = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings)).added;
-        if (grants.length === 0) return { undo: () => undefined, durable: Promise.resolve() };
+    state(urn: string, held: Claim | undefined, declared?: Claim): { force: boolean; tell: string[] } {
+        this.attach(urn);
+        this.gather();
+        const settle: string[] = [];
+        const reasons: string[] = [];
+        const inHand = this.known.inHand.get(this.run);
+        for (const item of this.known.open(urn)) {
+            if (!held || held.parent !== parentName(item.entry.parent)) continue;
+            // Answered in this run: the engine's record of it is that answer, settled at the run's end.
+            if (inHand?.has(item.key)) continue;
+            const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            if (inState === (item.sign === "+")) {
+                settle.push(item.key);
+                continue;
+            }
+            if (!declared || !covers(declared, item.grant)) continue;
+            const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            reasons.push(item.sign === "+"
+                ? `${describeGrant(item.grant)} was written to ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
+                  (wanted ? "this update records it" : "the program does not declare it, so this update removes it")
+                : `${describeGrant(item.grant)} was removed from ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
+                  "this update puts it back");
+        }
+        if (settle.length) this.append({ op: "settled", items: settle });
+        if (declared) {
+            const removed = this.removedThisRun.get(declared.parent);
+            for (const g of declared.grants) {
+                if (!removed?.has(grantKey(g))) continue;
+                reasons.push(`${describeGrant(g)} on ${declared.parent} was removed earlier in this run by another resource's ` +
+                    "Delete (before this resource was checked); this update puts it back");
+            }
+        }
+        // Said once per process (a Diff is asked again for the update after the preview's).
+        const tell = reasons.filter((r) => !this.forcedSaid.has(`${urn}\n${r}`));
+        for (const r of tell) this.forcedSaid.add(`${urn}\n${r}`);
+        return { force: reasons.length > 0, tell };
+    }
+
+    /**
+     * Journals what a write of `urn` adds to and removes from `parent`'s policy; the write waits for `durable` (on
+     * disk) before it is sent. Returns the undo too, for a write no attempt of which can have applied.
+     */
+    private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy): Recorded {
+        const { added, removed } = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings));
+        if (added.length === 0 && removed.length === 0) return { undo: () => undefined, durable: Promise.resolve() };
         const n = ++this.lines;
-        const entry: Entry = { urn, parent, grants, answered: false };
-        this.mine.set(n, entry);
-        this.append({ op: "wrote", n, ...entry });
+        const id = `${thisProcess().id}:${n}`;
+        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, ...(resourceId ? { resourceId } : {}) });
+        this.noteRemoved(parent, removed);
         const file = this.file;
         const durable = file ? file.sync().catch((e: unknown) => {
             if (this.file === file) this.unprotected(file.folder, `writing failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }) : Promise.resolve();
-        return {
-            undo: () => {
-                this.mine.delete(n);
-                this.append({ op: "undone", n });
-            },
-            durable,
-        };
+        return { undo: () => this.append({ op: "undone", id }), durable };
     }
 
     /**
      * Runs a resource operation inside the deployment, as middleware wraps a handler: the stack's folder is open
-     * before it, the operation gets what the deployment keeps and notes (its ResourceContext), and what the request
-     * and the answer tell of the engine's state is noted: a request carrying the resource's state shows the engine
-     * holds it; a Create or Update answered (not a preview) is this run's write; a Delete done changed the stack.
+     * before it, the operation gets what the deployment keeps and notes (its ResourceContext), the state a request
+     * carries is taken as the engine's word, and an operation answered (not a preview) names the items the
+     * engine's record of it settles (`scope`: the claim of the state it leaves, or of the state a Delete removed).
      */
-    async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean },
-        base: Pick<ResourceContext, "iam" | "warn">, run: (ctx: ResourceContext) => Promise<T>): Promise<T> {
+    async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
+        base: Pick<BaseContext, "iam" | "warn">, run: (ctx: OperationContext) => Promise<T>,
+        scope: (result: T) => Claim | undefined): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
-        // A refresh, an Update and a Delete carry the state the engine holds; a Create and an import have none.
-        if (op.kind === "refresh" || op.kind === "update" || op.kind === "delete") this.recorded(urn);
-        const result = await run({
+        if (op.held) this.state(urn, op.held);
+        let resourceId: string | undefined;
+        const work = run({
             ...base,
             urn,
+            named: (id) => (resourceId = id),
             kept: (parent) => this.kept(parent),
-            wrote: (parent, before, after) => this.wrote(urn, parent, before, after),
+            wrote: (parent, before, after) => this.wrote(urn, resourceId, parent, before, after),
         });
-        if (!op.preview && (op.kind === "create" || op.kind === "update")) this.answered(urn);
-        if (op.kind === "delete") this.changed = true;
-        return result;
-    }
-
-    /** The engine sent `urn`'s state (Diff, Update, Read, Delete): it holds the resource, so nothing of it is at risk. */
-    recorded(urn: string): void {
-        this.attach(urn);
-        this.mentioned.add(urn);
-        this.orphans.delete(urn);
-        for (const [n, e] of this.mine) if (e.urn === urn) this.mine.delete(n);
-        // Written whatever this process holds: another process of the run may hold the URN's orphan.
-        this.append({ op: "recorded", urn });
-    }
-
-    /**
-     * A Create or Update of `urn` is being answered (not a preview): its writes stay noted until a later operation
-     * shows the engine recorded them; what earlier runs wrote for it is superseded by this write.
-     */
-    private answered(urn: string): void {
-        this.changed = true;
-        this.mentioned.add(urn);
-        for (const e of this.mine.values()) if (e.urn === urn) e.answered = true;
-        this.append({ op: "answered", urn });
-        if (this.orphans.delete(urn)) this.append({ op: "settled", urn });
-    }
-
-    /**
-     * At the end of the run, settles the orphans (see the top of this file); returns what it did and what the user
-     * must do, for the user. Removal goes through `iam`.
-     */
-    async settle(iam: IamFetcher | undefined): Promise<string[]> {
-        if (this.orphans.size === 0) return [];
-        this.gather();
-        const notes: string[] = [];
-        for (const [urn, entries] of [...this.orphans]) {
-            if (this.mentioned.has(urn)) {
-                this.orphans.delete(urn);
-                this.append({ op: "settled", urn });
-                continue;
+        this.running.add(work);
+        try {
+            const result = await work;
+            const claim = op.kind === "delete" ? op.held : scope(result);
+            if (!op.preview && claim) {
+                this.gather();
+                const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+                for (const i of items) this.answeredItems.add(i);
+                // Read by this run's other processes, which then leave these items to this one.
+                this.append({ op: "answered", urn, items });
             }
-            if (this.claims.has(urn) || !this.changed) continue; // still declared, or a run that may be a preview: later
-            try {
-                for (const e of entries) {
-                    const where = parentName(e.parent);
-                    if (e.answered) {
-                        notes.push(...e.grants.map((g) => `${describeGrant(g)} on ${where} was written for ${urn}, and Pulumi may not ` +
-                            "have recorded that resource (its run ended abruptly) while the program no longer declares it. If " +
-                            "`pulumi stack export` does not list it, the grant is not managed by any stack: remove it from the " +
-                            "policy by hand if it is not wanted; if it lists it, nothing is to be done."));
-                        continue;
-                    }
-                    if (!iam) throw new Error("no credentials configured in this run");
-                    const keys = new Set(e.grants.map(grantKey));
-                    const keep = this.kept(where).grants;
-                    const drop = (g: Grant) => keys.has(grantKey(g)) && !keep.has(grantKey(g));
-                    await iam.removeGrants(e.parent, drop);
-                    notes.push(...e.grants.filter(drop).map((g) => `removed ${describeGrant(g)} from ${where}, written for ${urn} ` +
-                        "by an earlier run that stopped before Pulumi recorded it; the program no longer declares that resource"));
-                }
-                this.orphans.delete(urn);
-                this.append({ op: "settled", urn });
-            } catch (err) {
-                notes.push(`could not remove the grants written for ${urn} by an earlier run that stopped before Pulumi ` +
-                    `recorded them (${err instanceof Error ? err.message : String(err)}); the next \`pulumi up\` or \`pulumi destroy\` tries again`);
-            }
+            return result;
+        } finally {
+            this.running.delete(work);
         }
-        return notes;
     }
 
-    /** At exit: the file stays while it holds what a later run must settle, or claims this run's peers may still read. */
+    /**
+     * At the end of this process: waits for the operations under way; if the engine is still there, it has every
+     * answer, so their items are settled; then says what stays open (see `report`).
+     */
+    async finish(engineAlive: EngineAlive, iam: (provider: string) => IamFetcher | undefined, budgetMs: number): Promise<void> {
+        const deadline = Date.now() + budgetMs;
+        await Promise.race([Promise.allSettled([...this.running]), sleep(Math.max(0, deadline - Date.now() - 1000))]);
+        if (this.running.size === 0 && this.answeredItems.size > 0 && await engineAlive()) {
+            this.append({ op: "settled", items: [...this.answeredItems] }, true);
+            this.answeredItems.clear();
+        }
+        await this.report(iam, deadline);
+    }
+
+    /**
+     * Says, once per run, every item still open that no live process holds and no operation of this run will settle:
+     * each after a read of its parent (with the credentials of the provider that wrote it) shows it still stands, with
+     * what the user runs to resolve it. Nothing is marked settled by saying it: the next run says it again.
+     */
+    private async report(iam: (provider: string) => IamFetcher | undefined, deadline: number): Promise<void> {
+        if (!this.file) return;
+        this.gather();
+        const said = this.known.said.get(this.run) ?? new Set<string>();
+        const inHand = this.known.inHand.get(this.run) ?? new Set<string>();
+        const live = this.livePeers();
+        const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) &&
+            !live.has(this.known.holder.get(i.entry.id) ?? ""));
+        if (open.length === 0) return;
+        const byParent = new Map<string, Item[]>();
+        for (const i of open) {
+            const k = `${i.entry.provider}\n${parentName(i.entry.parent)}`;
+            byParent.set(k, [...(byParent.get(k) ?? []), i]);
+        }
+        const notes: string[] = [];
+        const settled: string[] = [];
+        const told: string[] = [];
+        await Promise.all([...byParent.values()].map(async (items) => {
+            const { entry } = items[0];
+            const fetcher = entry.provider === this.providerId ? iam(entry.provider) : undefined;
+            let policy: Policy | undefined;
+            let unchecked = fetcher ? "" : "it was written through another provider than the one this process serves, so it was not checked";
+            if (fetcher) {
+                try {
+                    policy = await fetcher.getIamPolicy(entry.parent, { fresh: true, deadline });
+                } catch (e) {
+                    unchecked = `reading the policy failed: ${e instanceof Error ? e.message : String(e)}`;
+                }
+            }
+            const present = policy ? new Set(grantsOf(policy.bindings).map(grantKey)) : undefined;
+            for (const i of items) {
+                if (present && present.has(grantKey(i.grant)) !== (i.sign === "+")) {
+                    settled.push(i.key); // Google's word: gone, or back
+                    continue;
+                }
+                told.push(i.key);
+                notes.push(describe(i, unchecked));
+            }
+        }));
+        if (settled.length) this.append({ op: "settled", items: settled });
+        if (notes.length === 0) return;
+        this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
+            notes.map((n) => `  - ${n}`).join("\n"));
+        this.append({ op: "said", run: this.run, items: told });
+    }
+
+    /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */
     close(): void {
         if (!this.file) return;
         this.append({ op: "closed" });
-        const holds = this.mine.size > 0 || this.orphans.size > 0;
+        this.gather();
+        const mine = thisProcess().id;
+        const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
+            [...this.known.settled].some((i) => this.known.holder.get(i.slice(0, i.indexOf("|"))) !== mine && this.known.entries.has(i.slice(0, i.indexOf("|"))));
         const peersRun = this.runPeers().some((p) => !closedIn(p) && p.writer !== undefined && stillRuns(p.writer, p.touched));
         this.file.close(!holds && !peersRun);
         this.file = undefined;
     }
+}
+
+/** What every operation gets from the server. */
+export interface BaseContext {
+    iam(): IamFetcher;
+    warn(message: string): void;
+}
+
+/** What an operation gets from the deployment (resources/resource.ts's ResourceContext is this). */
+export interface OperationContext extends BaseContext {
+    readonly urn: string;
+    /** The resource's ID, once its inputs are known (said in what the journal tells the user). */
+    named(id: string): void;
+    kept(parent: string): Kept;
+    wrote(parent: Parent, before: Policy, after: Policy): Recorded;
+}
+
+function sleep(ms: number): Promise<void> {
+    return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+/** One open item, for a person: what it is, why it is open, and the command that resolves it. */
+function describe(i: Item, unchecked: string): string {
+    const where = parentName(i.entry.parent);
+    const who = `${shortUrn(i.entry.urn)} (${i.entry.urn})`;
+    const checked = unchecked ? ` (${unchecked})` : "";
+    if (i.sign === "-") {
+        return `${describeGrant(i.grant)} was removed from ${where} by an operation on ${who} that stopped before Pulumi ` +
+            `recorded it; Pulumi's state still holds it${checked}. \`pulumi up\` puts it back where the program declares that ` +
+            `resource, or deletes the resource where it does not (\`pulumi up --target '${i.entry.urn}'\` for that resource alone).`;
+    }
+    const member = token("endpoints", `${PREFIX[i.entry.parent.kind]}IamMember`);
+    const name = `orphan-${crypto().createHash("sha256").update(i.key).digest("hex").slice(0, 8)}`;
+    const pending = i.entry.resourceId
+        ? ` If \`pulumi up\` warns of a pending create of that resource, \`pulumi refresh --import-pending-creates '${i.entry.urn}' '${i.entry.resourceId}'\` records it.`
+        : "";
+    return `${describeGrant(i.grant)} on ${where} was written for ${who} by a run that stopped before Pulumi recorded it, ` +
+        `and no run has recorded it since${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
+        `records it.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +
+        "puts it in the stack, and the next `pulumi up` removes it (the program does not declare it) unless you add it to the program.";
 }

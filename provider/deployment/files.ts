@@ -143,7 +143,12 @@ export interface Peer<L> {
     lines: L[];
     /** Its mtime (ms): the writer's last heartbeat or line. */
     touched: number;
+    /** The id of the process that took it over (renamed it) and has not yet removed it, if one did. */
+    takenBy?: string;
 }
+
+/** `<id>.jsonl`, or `<id>.jsonl.taken-by-<taker>` while a taker carries it over. */
+const FILE_NAME = /^[\w-]+\.jsonl(?:\.taken-by-([\w-]+))?$/;
 
 /** This process's file in a folder, and what the other files there say (read incrementally). */
 export class ProcessFile<L> {
@@ -201,10 +206,11 @@ export class ProcessFile<L> {
         const out: Peer<L>[] = [];
         const here = new Set<string>();
         for (const name of names) {
-            if (!name.endsWith(".jsonl") || name === path.basename(this.file)) continue;
+            const named = FILE_NAME.exec(name);
+            if (!named || name === path.basename(this.file)) continue;
             const file = path.join(this.folder, name);
             here.add(file);
-            const known = this.read.get(file) ?? { offset: 0, rest: "", peer: { file, lines: [], touched: 0 } };
+            const known = this.read.get(file) ?? { offset: 0, rest: "", peer: { file, lines: [], touched: 0, ...(named[1] ? { takenBy: named[1] } : {}) } };
             try {
                 const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
                 try {
@@ -241,12 +247,13 @@ export class ProcessFile<L> {
     }
 
     /**
-     * Takes a dead process's file: only one process can (the rename is atomic), and only that one acts on its
-     * lines. `keep` carries what must outlive the file into this process's own (durably) before the file is
-     * removed. Returns false when another process took it first.
+     * Takes a dead process's file (or one a dead taker left half carried): only one process can (the rename is
+     * atomic), and only that one acts on its lines. `keep` carries what must outlive the file into this process's
+     * own, which is on disk before the file is removed; until then the renamed file is still read by everyone.
+     * Returns false when another process took it first.
      */
     take(peer: Peer<L>, keep: () => void): boolean {
-        const claimed = `${peer.file}.taken-by-${thisProcess().id}`;
+        const claimed = `${peer.file.replace(/\.taken-by-[\w-]+$/, "")}.taken-by-${thisProcess().id}`;
         try {
             fs.renameSync(peer.file, claimed);
         } catch {
@@ -254,6 +261,7 @@ export class ProcessFile<L> {
         }
         this.read.delete(peer.file);
         keep();
+        if (this.fd !== undefined) fs.fsyncSync(this.fd);
         fs.rmSync(claimed, { force: true });
         return true;
     }

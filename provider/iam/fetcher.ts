@@ -110,7 +110,7 @@ export class IamFetcher {
     }
 
     /** A parent's policy at version 3, as ParentPolicy.read gives it (`fresh`: a read that starts now). */
-    getIamPolicy(parent: Parent, opts: { fresh?: boolean } = {}): Promise<Policy> {
+    getIamPolicy(parent: Parent, opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
         return this.withPolicy(parent, (p) => p.read(opts));
     }
 
@@ -127,14 +127,15 @@ export class IamFetcher {
      * nothing when none is there, and resolves once a read shows them gone: what every Delete and the removal of
      * an orphaned write do. `onAttempt` runs before each read-modify-write (a 409 makes another).
      */
-    removeGrants(parent: Parent, drop: (g: Grant) => boolean, opts: { auditConfigs?: boolean; onAttempt?: () => void } = {}): Promise<Policy> {
+    removeGrants(parent: Parent, drop: (g: Grant) => boolean,
+        opts: { auditConfigs?: boolean; onAttempt?: () => void; record?: ChangeOptions["record"] } = {}): Promise<Policy> {
         const left = (p: Policy) => grantsOf(p.bindings).some(drop) || (opts.auditConfigs === true && (p.auditConfigs ?? []).length > 0);
         return this.modify(parent, (current) => {
             opts.onAttempt?.();
             if (!left(current)) return undefined;
             const bindings = keepGrants(current, (g) => !drop(g));
             return opts.auditConfigs ? { bindings, auditConfigs: [] } : { ...current, bindings };
-        }, { auditConfigs: opts.auditConfigs, confirm: (p) => !left(p) });
+        }, { auditConfigs: opts.auditConfigs, confirm: (p) => !left(p), record: opts.record });
     }
 
     /** What a ParentPolicy uses: the two calls, the budgets, the current signals, the in-flight set. */
@@ -192,13 +193,15 @@ export class IamFetcher {
 
     /**
      * Shutdown: reads in flight are dropped, no new write starts, and the writes already sent are awaited with
-     * their confirmations, so every write has either completed or not started, and shows when it completed.
+     * their confirmations, so every write has either completed or not started, and shows when it completed. Reads
+     * asked for after that (what the crash journal checks before it speaks) go out.
      */
     async drain(): Promise<void> {
         this.draining = true;
         this.reading.abort();
         for (const p of this.policies.values()) void p.confirm();
         while (this.inFlight.size) await Promise.all(this.inFlight);
+        this.reading = IamFetcher.controller();
     }
 
     /** One signal is shared by every request in flight, hence no listener limit. */

@@ -65,6 +65,11 @@ export function parentName(parent: Parent): string {
         : `services/${parent.serviceName}/consumers/${parent.consumerProject}`;
 }
 
+/** `<parent> <role>[ <member>][ <condition title>]`: Terraform's IDs for bindings and members. */
+export function grantId(parent: Parent, parts: (string | undefined)[]): string {
+    return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
+}
+
 /** The broken rule of a name check, or undefined: the form property checks take. */
 export const serviceNameProblem = (raw: string): string | undefined => brokenRule(checkServiceName(raw));
 export const projectIdProblem = (raw: string): string | undefined => brokenRule(checkProjectId(raw));

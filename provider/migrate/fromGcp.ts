@@ -7,7 +7,7 @@
 import { randomUUID } from "crypto";
 import { configProperties, isConfigKey, isEngineKey } from "../config";
 import { resources as definitions } from "../resources";
-import { grantId } from "../resources/grant";
+import { grantId } from "../iam/names";
 import type { GrantShape } from "../resources/importId";
 import { checkServiceName, Parent, parentName, ParentKind } from "../iam/names";
 import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";

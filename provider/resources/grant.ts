@@ -9,7 +9,7 @@ import type { ExampleArgs } from "../examples";
 import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
 import { Grant, grantsOf, roleKey } from "../iam/grants";
-import { memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
+import { grantId, memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../tokens";
 import { defineResource, Resource } from "./lifecycle";
@@ -48,11 +48,6 @@ export function memberChanges(before: readonly string[], after: readonly string[
         });
     };
     return [...lines(after, before, "add"), ...lines(before, after, "delete")];
-}
-
-/** `<parent> <role>[ <member>][ <condition title>]`: Terraform's IDs for bindings and members. */
-export function grantId(parent: Parent, parts: (string | undefined)[]): string {
-    return [parentName(parent), ...parts.filter((p): p is string => p !== undefined && p !== "")].join(" ");
 }
 
 /** What a Binding and a Member share: the parent, the role, and an optional condition (each replaces). */
@@ -158,6 +153,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
         importDoc: { text: importDocText(kind, shape), ids: importDocIds(kind, shape) },
         inputs,
         outputs: etagOutput,
+        grantProperty: Object.keys(form.members)[0] as keyof (GrantInputs & M) & string,
         id: (i) => {
             const d = form.declared(i);
             return grantId(d.parent, [d.role, ...(form.authoritative ? [] : d.members), d.condition?.title]);
@@ -202,7 +198,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             }
             // The owned members go, except those other resources of the deployment still declare.
             const goes = (g: Grant) => sameGrant(g, d.role, d.condition) && owns(d, g.member) && !kept.keeps(g);
-            await unlessGone(ctx.iam().removeGrants(d.parent, goes, { onAttempt: kept.forget }));
+            await unlessGone(ctx.iam().removeGrants(d.parent, goes, { onAttempt: kept.forget, record: ctx.wrote }));
             kept.report();
         },
     });

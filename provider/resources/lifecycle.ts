@@ -20,12 +20,14 @@ export interface DiffResult {
 }
 
 /** A registered resource: its declaration (for schema.json) and its lifecycle over the protocol's property maps. */
-export interface Resource extends Pick<ResourceDefinition, "token" | "description" | "examples" | "importDoc" | "inputs" | "outputs"> {
+export interface Resource extends Pick<ResourceDefinition, "token" | "description" | "examples" | "importDoc" | "inputs" | "outputs" | "grantProperty"> {
     /**
      * The failures of the inputs (secret values concealed); once all are known and valid, the resource's claim, and
      * what the user should hear of it though nothing failed.
      */
     check(news: PropertyMap): { failures: Failure[]; claim?: Claim; warnings: string[] };
+    /** The claim of a state (or of inputs) as they are, not judged by the input rules; undefined when it has none (unknowns, a malformed state). */
+    claimOf(properties: PropertyMap): Claim | undefined;
     /** Compares by meaning (the definition's canonical form): order-only or etag-only changes are no change. */
     diff(olds: PropertyMap, news: PropertyMap): DiffResult;
     create(news: PropertyMap, preview: boolean, ctx: ResourceContext): Promise<{ id: string; properties: PropertyMap }>;
@@ -105,6 +107,17 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
         importDoc: def.importDoc,
         inputs: def.inputs,
         outputs: def.outputs,
+        grantProperty: def.grantProperty,
+
+        claimOf(properties) {
+            const { values, unknowns } = plain(properties);
+            if (unknowns.size) return undefined;
+            try {
+                return def.claims(stateInputs(values));
+            } catch {
+                return undefined;
+            }
+        },
 
         check(news) {
             const { values, secrets, unknowns } = plain(news);
@@ -138,12 +151,12 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
                 const lines = after.unknowns.size ? undefined : grantLines(name, before, after.values);
                 for (const line of lines ?? [{ path: name, kind: "update" as const }]) detailed.push({ ...line, replace });
             }
-            // Replaced by deleting first, whoever decides on the replacement (the engine reads this flag for
-            // `replaceOnChanges` too): the old resource's Delete then runs before the new one exists in Google's
-            // policy, and keeps what the replacement declares (deployment/). The engine does not ask Diff for
-            // `--replace` or a changed provider and creates first then; the Delete keeps the replacement's
-            // grants all the same.
-            return { changed, replaces, deleteBeforeReplace: true, detailed };
+            // Replaced by creating first: the engine then deletes the old resource at the end of the deployment, once
+            // every resource of the program has been Checked, so its Delete keeps what any of them declares
+            // (deployment/); deleting first would run that Delete before the resources declared after this one are
+            // Checked. A user's `deleteBeforeReplace` option still deletes first: a grant such a Delete removes that a
+            // resource Checked later declares is put back by that resource's update (deployment.ts `state`).
+            return { changed, replaces, deleteBeforeReplace: false, detailed };
         },
 
         async create(news, preview, ctx) {
@@ -152,14 +165,17 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
                 return { id: unknowns.size ? "" : def.id(validInputs(values, secrets)), properties: { ...news, ...unknownOutputs() } };
             }
             const inputs = validInputs(values, secrets);
+            const id = def.id(inputs);
+            ctx.named(id);
             const outputs = await def.create(inputs, ctx);
-            return { id: def.id(inputs), properties: state({ ...inputs, ...outputs }, secrets) };
+            return { id, properties: state({ ...inputs, ...outputs }, secrets) };
         },
 
         async update(olds, news, preview, ctx) {
             if (preview) return { ...news, ...unknownOutputs() };
             const { values, secrets } = plain(news);
             const inputs = validInputs(values, secrets);
+            ctx.named(def.id(inputs));
             const outputs = await def.update(stateInputs(plain(olds).values), inputs, ctx);
             return state({ ...inputs, ...outputs }, secrets);
         },

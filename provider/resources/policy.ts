@@ -76,6 +76,7 @@ export function policyResource(kind: ParentKind): Resource {
         importDoc: { text: importDocText(kind, "policy"), ids: importDocIds(kind, "policy") },
         inputs,
         outputs: etagOutput,
+        grantProperty: "policyData",
         id: (i) => parentName(parentOf(kind, i)),
         claims: (i) => ({ parent: parentName(parentOf(kind, i)), scope: "policy", grants: grantsOf(desired(i).bindings) }),
         parseId: (id) => {
@@ -104,7 +105,7 @@ export function policyResource(kind: ParentKind): Resource {
                 return;
             }
             // Every grant and audit config goes, except the grants other resources of the deployment still declare.
-            await unlessGone(ctx.iam().removeGrants(parent, (g) => !kept.keeps(g), { auditConfigs: true, onAttempt: kept.forget }));
+            await unlessGone(ctx.iam().removeGrants(parent, (g) => !kept.keeps(g), { auditConfigs: true, onAttempt: kept.forget, record: ctx.wrote }));
             kept.report();
         },
     });

@@ -6,23 +6,14 @@
 
 import { Properties, Values } from "../define";
 import type { Example } from "../examples";
-import type { InvokeContext } from "../functions/function";
-import type { Parent } from "../iam/names";
-import type { Recorded } from "../iam/parentPolicy";
-import type { Policy } from "../iam/policy";
-import type { Claim, Kept } from "../deployment/claims";
+import type { Claim } from "../deployment/claims";
+import type { OperationContext } from "../deployment/deployment";
 
-/** What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it. */
-export interface ResourceContext extends InvokeContext {
-    /** The resource's URN. */
-    readonly urn: string;
-    /** What the rest of the deployment (and this resource's replacement, if any) still declares on a parent. */
-    kept(parent: string): Kept;
-    /** A warning shown on this resource. */
-    warn(message: string): void;
-    /** Notes what a write of this resource adds to `parent`'s policy, before it is sent (deployment/deployment.ts); returns its undo and when it is on disk. */
-    wrote(parent: Parent, before: Policy, after: Policy): Recorded;
-}
+/**
+ * What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it (what the
+ * rest of the deployment still declares on a parent, the journal of its writes): deployment/deployment.ts.
+ */
+export type ResourceContext = OperationContext;
 
 type Record_ = Record<string, unknown>;
 
@@ -48,6 +39,8 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     readonly inputs: I;
     /** Outputs beyond the inputs (the state holds both). */
     readonly outputs: O;
+    /** The input that holds its grants (`members`, `member`, `policyData`): what a Diff names when the journal asks for an update. */
+    readonly grantProperty: keyof I & string;
     /** What the resource declares of its parent's policy (deployment/claims.ts: conflicts are warned of, Deletes keep it). */
     claims(inputs: Values<I>): Claim;
     /** The ID of the resource the inputs describe (Terraform's form). */

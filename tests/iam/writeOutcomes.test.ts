@@ -64,6 +64,8 @@ describe("writes whose outcome was hidden, and overlapping read-backs", function
         // The next run is told of the grant the dead one wrote and the engine never recorded.
         await stack.nextDeployment();
         await stack.plugin.create(MEMBER, member("user:other@example.com"), false, "other");
+        // Said at the run's end, once a read shows the grant still there.
+        expect(await stack.plugin.stop()).to.equal(0);
         await until(() => engine.messages.some((m) => m.includes(JOURNAL_SAYS.unanswered)));
         expect(engine.messages.join("\n")).to.contain(JOURNAL_SAYS.unanswered).and.contain("user:landed@example.com");
     });

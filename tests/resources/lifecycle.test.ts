@@ -132,7 +132,7 @@ describe("policy resources", function () {
                 expect(grants(stack.emu.getPolicy(parent.name))).to.include(`${role}[until-2031] user:c@example.com`).and.not.include(`${role}[until-2031] user:a@example.com`);
 
                 const replace = await stack.plugin.diff(type, read.id, read.properties, { ...inputs, role: "roles/editor" });
-                expect(replace).to.deep.include({ replaces: ["role"], deleteBeforeReplace: true });
+                expect(replace).to.deep.include({ replaces: ["role"], deleteBeforeReplace: false });
 
                 const imported = await stack.plugin.read(type, `${parent.short} ${role} ${cond.title}`);
                 expect(imported.inputs).to.deep.equal({ ...parent.inputs, role, members: ["user:c@example.com"], condition: cond });
@@ -180,7 +180,7 @@ describe("policy resources", function () {
                 expect(read.inputs).to.deep.equal(inputs);
                 expect((await stack.plugin.diff(type, read.id, read.properties, inputs)).changes).to.equal(NONE);
                 const replace = await stack.plugin.diff(type, read.id, read.properties, { ...inputs, member: "user:new@example.com" });
-                expect(replace).to.deep.include({ replaces: ["member"], deleteBeforeReplace: true });
+                expect(replace).to.deep.include({ replaces: ["member"], deleteBeforeReplace: false });
 
                 const imported = await stack.plugin.read(type, `${parent.short} ${role} serviceAccount:esp@p.iam.gserviceaccount.com`);
                 expect(imported.inputs).to.deep.equal(inputs);

@@ -41,12 +41,14 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
     // Stopping the test's plugin waits for its writes to be confirmed (its drain): none reaches the next test.
     afterEach(() => stack.nextDeployment());
 
-    it("asks to delete first on every Diff, whoever decides to replace (replaceOnChanges reads the same flag)", async () => {
+    it("asks to create first on every Diff, so the old resource's Delete comes after every Check (replaceOnChanges reads the same flag)", async () => {
         const olds = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
         const d = await stack.plugin.diff(BINDING, "id", olds, { ...olds, members: ["user:b@example.com"] });
-        expect(d).to.deep.include({ replaces: [], deleteBeforeReplace: true });
+        expect(d).to.deep.include({ replaces: [], deleteBeforeReplace: false });
+        const r = await stack.plugin.diff(BINDING, "id", olds, { ...olds, role: "roles/viewer" });
+        expect(r).to.deep.include({ replaces: ["role"], deleteBeforeReplace: false });
         const p = await stack.plugin.diff(POLICY, "id", { serviceName: SERVICE, policyData: "{}" }, { serviceName: SERVICE, policyData: "{}" });
-        expect(p.deleteBeforeReplace).to.equal(true);
+        expect(p.deleteBeforeReplace).to.equal(false);
     });
 
     it("a replacement created first (`--replace`, a changed provider) keeps the grant its old self's Delete would take", async () => {
@@ -274,19 +276,37 @@ describe("after a crash, no grant is orphaned in silence", function () {
     /** The write of `create` lands, but its answer is held: the run's plugin dies before the engine hears of it. */
     const dieAfterWrite = (stack: Stack, create: (p: Plugin) => Promise<unknown>) => diesAfterWrite(stack, PARENT, stack.plugin, create);
 
-    it("a grant written just before the plugin died is reported by the next run and removed at the end of a destroy", () => machine(async (stack, engine) => {
+    it("a grant written just before the plugin died is never removed: every later run names it, with the command, until Google shows it gone", () => machine(async (stack, engine) => {
         await dieAfterWrite(stack, (p) => p.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:orphan@example.com" }, false, "orphan"));
         expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
-        // `pulumi destroy`: no Check, Deletes of what state holds (here one other Member), then SIGINT.
+        const said = () => engine.messages.filter((m) => m.includes(JOURNAL_SAYS.unanswered) && m.includes("user:orphan@example.com"));
+        // `pulumi destroy` of the rest: the program no longer declares it, and nothing of the stack holds it.
+        for (let run = 1; run <= 2; run++) {
+            await stack.nextDeployment();
+            const other = await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
+            await stack.plugin.delete(MEMBER, other.id, other.properties, "other");
+            expect(await stack.plugin.stop()).to.equal(0);
+            expect(said(), `said once by run ${run}`).to.have.length(run);
+        }
+        expect(said()[0]).to.contain(`pulumi import --protect=false cloud:endpoints/serviceIamMember:ServiceIamMember`)
+            .and.contain(`'${PARENT} ${ROLE} user:orphan@example.com'`);
+        expect(stack.emu.getPolicy(PARENT).bindings, "never removed on the journal's word").to.deep.equal([{ role: ROLE, members: ["user:orphan@example.com"] }]);
+        // The user does as told: the import, then an up that deletes what the program does not declare.
         await stack.nextDeployment();
-        const other = await stack.plugin.create(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:other@example.com" }, false, "other");
-        const reported = () => engine.messages.some((m) => m.includes(JOURNAL_SAYS.unanswered));
-        await until(reported);
-        expect(engine.messages.join("\n")).to.contain(JOURNAL_SAYS.unanswered).and.contain("user:orphan@example.com");
-        await stack.plugin.delete(MEMBER, other.id, other.properties, "other");
+        const imported = await stack.plugin.read(MEMBER, `${PARENT} ${ROLE} user:orphan@example.com`, {}, {}, "orphan-x");
+        await stack.nextDeployment();
+        await stack.plugin.delete(MEMBER, imported.id, imported.properties, "orphan-x");
         expect(await stack.plugin.stop()).to.equal(0);
         expect(stack.emu.getPolicy(PARENT).bindings ?? []).to.deep.equal([]);
-        expect(engine.messages.join("\n")).to.contain("removed roles/servicemanagement.serviceConsumer user:orphan@example.com");
+        // Google shows it gone: settled, and no later run speaks of it.
+        const before = said().length;
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
+        expect(await stack.plugin.stop()).to.equal(0);
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: "user:y@example.com" }, {}, "y");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(said()).to.have.length(before);
     }));
 
     it("a write the API refused is no orphan: the next run reports nothing and removes nothing", () => machine(async (stack, engine) => {
@@ -317,21 +337,14 @@ describe("after a crash, no grant is orphaned in silence", function () {
         await dieAfterWrite(stack, (p) => p.create(MEMBER, inputs, false, "kept"));
         // The dead plugin noted the write on disk before sending it.
         expect(journal(home).filter((t) => t.includes("user:kept@example.com")), "the journal's note of the write").to.have.length(1);
-        // `pulumi up` again: the program still has it. Its first request (the Check) makes the run read the journal
-        // the dead plugin left: the grant is reported before anything of this run could write or record it.
+        // `pulumi up` again: the program still has it. Its Create finds the grant there and is answered to a live
+        // engine, which records it: nothing is said of it, nothing removed, and the journal keeps nothing for later.
         await stack.nextDeployment();
         await stack.plugin.check(MEMBER, inputs, {}, "kept");
-        await warningsSoFar(stack.plugin, engine, SERVICE, "kept");
-        const reports = engine.messages.filter((m) => m.includes(orphaned));
-        expect(reports, "the next run's report of the dead plugin's write").to.have.length(1);
-        expect(reports[0]).to.contain(`${ROLE} user:kept@example.com`).and.contain("ServiceIamMember::kept");
-        // Its Create is answered, which records it (the engine now holds it): nothing is removed at the run's end,
-        // and the journal is left with nothing for a later run to settle.
         await stack.plugin.create(MEMBER, inputs, false, "kept");
         expect(await stack.plugin.stop()).to.equal(0);
         expect(stack.emu.getPolicy(PARENT).bindings).to.deep.equal([{ role: ROLE, members: ["user:kept@example.com"] }]);
-        expect(engine.messages.filter((m) => m.includes("user:kept@example.com") && !m.includes(orphaned)), "what else was said of it")
-            .to.deep.equal([]);
+        expect(engine.messages.filter((m) => m.includes(orphaned)), "what was said of it").to.deep.equal([]);
         expect(journal(home), "the journal once the run ended").to.deep.equal([]);
     }));
 });

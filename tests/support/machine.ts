@@ -8,10 +8,13 @@ import { Plugin, pulumiHome, Stack, startStack } from "./plugin";
 
 /** What the plugin tells the user of its crash journal (provider/deployment/deployment.ts), as the tests look for it. */
 export const JOURNAL_SAYS = {
-    /** A write an earlier, dead run made and no run answered. */
-    unanswered: "before Pulumi recorded them",
-    /** A write that was answered but never shown recorded, and that nothing declares any more. */
-    mayNotBeRecorded: "Pulumi may not have recorded",
+    /** A grant a write added for a resource that no run has recorded since (said at a run's end, every run until settled). */
+    unanswered: "by a run that stopped before Pulumi recorded it",
+    /** A grant a write removed while Pulumi's state still holds it (said at a run's end, every run until settled). */
+    removed: "Pulumi's state still holds it",
+    /** A Diff asks for an update to put IAM as the program says (the journal disagrees with the engine's state). */
+    putBack: "this update puts it back",
+    removesUnrecorded: "so this update removes it",
     /** The folder cannot be used. */
     unusable: "cannot keep its crash journal",
 };
@@ -35,13 +38,16 @@ export async function machine(token: string, services: string[], body: (stack: S
     }
 }
 
-/** The write of `create` lands on `parent`, but its answer is held: `p` dies (kill -9) before the engine hears of it. */
-export async function dieAfterWrite(stack: Stack, parent: string, p: Plugin, create: (p: Plugin) => Promise<unknown>): Promise<void> {
+/**
+ * The write of `create` lands on `parent` (the policy's grants grow, or shrink with `removes`), but its answer is
+ * held: `p` dies (kill -9) before the engine hears of it.
+ */
+export async function dieAfterWrite(stack: Stack, parent: string, p: Plugin, create: (p: Plugin) => Promise<unknown>, removes = false): Promise<void> {
     const members = () => (stack.emu.getPolicy(parent).bindings ?? []).flatMap((b) => b.members).length;
     const before = members();
     stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
     create(p).catch(() => undefined);
-    expect(await until(() => members() > before), "the write landed").to.equal(true);
+    expect(await until(() => (removes ? members() < before : members() > before)), "the write landed").to.equal(true);
     p.child.kill("SIGKILL");
     await p.exited;
 }

@@ -267,8 +267,8 @@ export class Plugin {
         };
     }
 
-    async update(type: string, id: string, olds: PropertyMap, news: PropertyMap, preview = false): Promise<PropertyMap> {
-        const res = await this.call<pb.UpdateResponse>("update", new pb.UpdateRequest().setUrn(this.urn(type)).setType(type).setId(id)
+    async update(type: string, id: string, olds: PropertyMap, news: PropertyMap, preview = false, name?: string): Promise<PropertyMap> {
+        const res = await this.call<pb.UpdateResponse>("update", new pb.UpdateRequest().setUrn(this.urn(type, name)).setType(type).setId(id)
             .setOlds(Struct.fromJavaScript(olds)).setOldInputs(Struct.fromJavaScript(olds)).setNews(Struct.fromJavaScript(news)).setPreview(preview));
         return (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap;
     }
