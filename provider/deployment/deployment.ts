@@ -65,6 +65,8 @@ interface Item {
 type Line =
     | { op: "hello"; writer: Writer; run: string }
     | { op: "declare"; urn: string; claim: Claim }
+    /** The provider this process serves (see Deployment.provider). */
+    | { op: "serves"; provider: string }
     | ({ op: "wrote"; n: number } & Omit<Entry, "id"> & { id?: string })
     | { op: "undone"; id: string }
     /** An operation of `urn` was answered (not a preview); `items` are those it settles once the engine has it. */
@@ -117,8 +119,11 @@ const closedIn = (peer: Peer<Line>): boolean => peer.lines.some((l) => l.op === 
 /** What the folder's files say, read so far: every entry, what is settled and said, and what is in a run's hands. */
 class Knowledge {
     readonly entries = new Map<string, Entry>();
-    /** urn -> its entries' ids: what an operation of one resource looks at, whatever the journal's size. */
+    /** urn (parent name) -> its entries' ids: what an operation of one resource (a write) looks at. */
     private readonly byUrn = new Map<string, Set<string>>();
+    private readonly byParent = new Map<string, Set<string>>();
+    /** Entry id -> its items, keyed once. */
+    private readonly items = new Map<string, Item[]>();
     /** Entry id -> the id of the writer's file it is in (the writer whose liveness decides whether it is in flight). */
     readonly holder = new Map<string, string>();
     readonly settled = new Set<string>();
@@ -132,14 +137,19 @@ class Knowledge {
             case "wrote": {
                 const id = line.id ?? `${writer}:${line.n}`;
                 if (!Array.isArray(line.added) || !Array.isArray(line.removed)) return;
+                const entry: Entry = { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added: line.added,
+                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}) };
                 setOf(this.byUrn, line.urn).add(id);
-                this.entries.set(id, { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added: line.added,
-                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}) });
+                setOf(this.byParent, parentName(line.parent)).add(id);
+                this.entries.set(id, entry);
+                this.items.set(id, [...entry.added.map((grant) => ({ sign: "+" as const, grant })), ...entry.removed.map((grant) => ({ sign: "-" as const, grant }))]
+                    .map(({ sign, grant }) => ({ key: itemKey(id, sign, grant), entry, sign, grant })));
                 this.holder.set(id, writer);
                 return;
             }
             case "undone":
                 this.entries.delete(line.id);
+                this.items.delete(line.id);
                 return;
             case "settled":
                 for (const i of line.items) this.settled.add(i);
@@ -153,23 +163,14 @@ class Knowledge {
         }
     }
 
-    /** The open items of every entry, or of `urn`'s. */
-    open(urn?: string): Item[] {
+    /** The open items of every entry, of `urn`'s (by: "urn"), or of a parent's (by: "parent"). */
+    open(key?: string, by: "urn" | "parent" = "urn"): Item[] {
+        const ids = key === undefined ? this.entries.keys() : (by === "urn" ? this.byUrn : this.byParent).get(key) ?? [];
         const out: Item[] = [];
-        const entries = urn === undefined ? [...this.entries.values()]
-            : [...this.byUrn.get(urn) ?? []].flatMap((id) => this.entries.get(id) ?? []);
-        for (const entry of entries) {
-            for (const [sign, grants] of [["+", entry.added], ["-", entry.removed]] as const) {
-                for (const grant of grants) {
-                    const key = itemKey(entry.id, sign, grant);
-                    if (!this.settled.has(key)) out.push({ key, entry, sign, grant });
-                }
-            }
-        }
+        for (const id of ids) for (const i of this.items.get(id) ?? []) if (!this.settled.has(i.key)) out.push(i);
         return out;
     }
 }
-
 function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
     let s = map.get(key);
     if (!s) map.set(key, (s = new Set()));
@@ -202,6 +203,8 @@ export class Deployment {
     /** This process's answered operations' items, delivered once the engine is known to have them. */
     private readonly answeredItems = new Set<string>();
     private readonly running = new Set<Promise<unknown>>();
+    /** Entries whose write is under way (see `landed`). */
+    private readonly writing = new Set<string>();
     private readonly forcedSaid = new Set<string>();
     private lines = 0;
 
@@ -215,6 +218,7 @@ export class Deployment {
     /** The provider this process serves (Configure): its URN and where it sends requests. */
     provider(urn: string, endpoint: string): void {
         this.providerId = `${urn}|${endpoint}`;
+        this.append({ op: "serves", provider: this.providerId });
     }
 
     /**
@@ -240,6 +244,7 @@ export class Deployment {
         } catch (e) {
             return this.unprotected(folder, `a file cannot be written there (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }
+        if (this.providerId) this.append({ op: "serves", provider: this.providerId });
         try {
             this.takeOver();
         } catch (e) {
@@ -416,7 +421,7 @@ export class Deployment {
      */
     private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy): Recorded {
         const { added, removed } = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings));
-        if (added.length === 0 && removed.length === 0) return { undo: () => undefined, durable: Promise.resolve() };
+        if (added.length === 0 && removed.length === 0) return { undo: () => undefined, landed: (w) => this.landed(parent, undefined, w), durable: Promise.resolve() };
         const n = ++this.lines;
         const id = `${thisProcess().id}:${n}`;
         this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, ...(resourceId ? { resourceId } : {}) });
@@ -425,7 +430,29 @@ export class Deployment {
         const durable = file ? file.sync().catch((e: unknown) => {
             if (this.file === file) this.unprotected(file.folder, `writing failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }) : Promise.resolve();
-        return { undo: () => this.append({ op: "undone", id }), durable };
+        this.writing.add(id);
+        return {
+            undo: () => {
+                this.writing.delete(id);
+                this.append({ op: "undone", id });
+            },
+            landed: (written) => this.landed(parent, id, written),
+            durable,
+        };
+    }
+
+    /**
+     * Google's answer to a write is its word on the whole policy: the open items of `parent` it agrees with are
+     * settled (a `+` grant gone, a `-` grant back), except those of writes whose own answer the engine has yet to
+     * record (this one, and any other under way).
+     */
+    private landed(parent: Parent, id: string | undefined, written: Policy): void {
+        if (id !== undefined) this.writing.delete(id);
+        const name = parentName(parent);
+        const present = new Set(grantsOf(written.bindings).map(grantKey));
+        const settle = this.known.open(name, "parent").filter((i) => !this.writing.has(i.entry.id) &&
+            i.entry.id !== id && present.has(grantKey(i.grant)) !== (i.sign === "+")).map((i) => i.key);
+        if (settle.length) this.append({ op: "settled", items: settle });
     }
 
     /**
@@ -490,8 +517,11 @@ export class Deployment {
         const said = this.known.said.get(this.run) ?? new Set<string>();
         const inHand = this.known.inHand.get(this.run) ?? new Set<string>();
         const live = this.livePeers();
+        // A provider another process of this run serves, and that has yet to end, is that process's to check and say.
+        const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
+            .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [l.provider] : []))));
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) &&
-            !live.has(this.known.holder.get(i.entry.id) ?? ""));
+            !live.has(this.known.holder.get(i.entry.id) ?? "") && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {

@@ -103,9 +103,11 @@ export interface ChangeOptions {
     record?: (parent: Parent, before: Policy, after: Policy) => Recorded;
 }
 
-/** What recording a change gave: its undo, and what its write waits for. */
+/** What recording a change gave: its undo, what its write waits for, and what to tell of Google's answer to it. */
 export interface Recorded {
     undo(): void;
+    /** Google accepted the write: `written` is the policy as it now is. */
+    landed(written: Policy): void;
     /** Resolves once the record is durable (never rejects: a record that cannot be kept is the recorder's to report). */
     durable: Promise<void>;
 }
@@ -334,6 +336,7 @@ export class ParentPolicy {
             await Promise.all(records.map((r) => r.durable));
             try {
                 const written = await this.wrote({ ...next, etag: current.etag }, mask, deadline, (p) => checks.every((shows) => shows(p)));
+                for (const r of records) r.landed(written);
                 this.last = written;
                 return batch.map((p) => outcome(p, written));
             } catch (e) {

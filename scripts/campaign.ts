@@ -1,0 +1,48 @@
+// `npm run campaign -- [--seed S] [--trials N] [--seeds K]`: the randomized fault campaign (tests/e2e/campaign.ts)
+// at length, through the real CLI with the tools built (`npm run tools`). Prints each trial and the totals; the
+// seeds it prints replay it. Exits 1 when any trial broke an invariant.
+
+import minimist from "minimist";
+import * as crypto from "crypto";
+import { startEmulator } from "../emulator";
+import { trial, TrialResult } from "../tests/e2e/campaign";
+import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
+
+async function main(): Promise<number> {
+    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds"] });
+    const first = Number(args.seed ?? crypto.randomInt(1, 1_000_000));
+    const trials = Number(args.trials ?? 25);
+    const seeds = Number(args.seeds ?? 1);
+    const missing = toolsMissing(["pulumi", "pulumi-language-yaml"]);
+    if (missing) {
+        process.stderr.write(`campaign: ${missing}; run \`npm run tools\` first\n`);
+        return 2;
+    }
+    const token = `campaign-${crypto.randomBytes(12).toString("hex")}`;
+    const emu = await startEmulator({ accessTokens: [token] });
+    const sb = await PulumiSandbox.create("campaign");
+    const results: TrialResult[] = [];
+    try {
+        for (let s = 0; s < seeds; s++) {
+            const seed = first + s;
+            process.stdout.write(`seed ${seed}: ${trials} trials (replay: npm run campaign -- --seed ${seed} --trials ${trials})\n`);
+            for (let i = 0; i < trials; i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
+        }
+    } finally {
+        await emu.close();
+        sb.dispose();
+    }
+    const bad = results.filter((r) => r.problems.length > 0);
+    const count = (what: string) => results.reduce((n, r) => n + r.problems.filter((p) => p.startsWith(what)).length, 0);
+    const byFault = [...new Set(results.map((r) => r.fault))].map((f) => `${f}: ${results.filter((r) => r.fault === f).length}`).join(", ");
+    process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted): ` +
+        `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
+        `${count("not converged")} not converged, ${count("the last")} failed recoveries; ` +
+        `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${bad.length} trials with a problem\n`);
+    return bad.length ? 1 : 0;
+}
+
+main().then((code) => (process.exitCode = code), (e: unknown) => {
+    process.stderr.write(`campaign: ${e instanceof Error ? e.stack : String(e)}\n`);
+    process.exitCode = 1;
+});

@@ -1,0 +1,295 @@
+// A randomized fault campaign through the real CLI and YAML host, as Jepsen and FoundationDB test: each trial is a
+// random program (Members and Bindings of a service and of a consumer, a Policy of another consumer, through the
+// default provider and an explicit one), brought up, changed, and brought up again while a fault strikes at a random
+// moment — kill -9 of a plugin or of the CLI, Ctrl-C once or twice to the CLI's process group — often while a write
+// has landed and its answer is held. The user then recovers as Pulumi tells them to (`pulumi cancel` for a lock,
+// `pulumi refresh --clear-pending-creates`, `pulumi up`), sometimes with the program reverted. After every trial:
+//   - converged: `pulumi preview --expect-no-changes` passes;
+//   - no declared grant lost: every grant the program declares is in IAM;
+//   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
+//   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`.
+// Seeded and replayable (the faults' timing is the machine's): `npm run campaign -- --seed S --trials N`.
+
+import * as fs from "fs";
+import * as path from "path";
+import { ChildProcess, spawn } from "child_process";
+import type { Emulator } from "../../emulator";
+import { listGrants } from "../support/plugin";
+import { PulumiSandbox, RunResult, sleep, yaml } from "./support";
+
+const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
+const BINDING_ROLE = "roles/servicemanagement.serviceController";
+const FOREIGN = "roles/viewer user:foreign@example.com";
+
+/** mulberry32: a small seeded generator, so a seed replays the same programs and fault choices. */
+export function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+type Rand = () => number;
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+const int = (r: Rand, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+
+/** One resource of a program, as the generator keeps it (what it declares is computed from it). */
+interface Res {
+    name: string;
+    kind: "member" | "binding" | "policy";
+    parent: "service" | "consumer" | "policyConsumer";
+    explicit: boolean;
+    members: string[];
+}
+
+interface Program {
+    resources: Res[];
+}
+
+const FAULTS = ["kill -9 of a plugin", "kill -9 of the CLI", "Ctrl-C once", "Ctrl-C twice"] as const;
+export type Fault = (typeof FAULTS)[number];
+
+export interface TrialResult {
+    seed: number;
+    trial: number;
+    fault: Fault;
+    reverted: boolean;
+    problems: string[];
+    /** Grants left in IAM that no resource declares (each named, when there is no problem). */
+    leftovers: number;
+    seconds: number;
+}
+
+const pool = Array.from({ length: 24 }, (_, i) => `user:u${i}@example.com`);
+
+function generate(r: Rand, prefix: string): Program {
+    const resources: Res[] = [];
+    const n = int(r, 4, 12);
+    for (let i = 0; i < n; i++) {
+        resources.push({ name: `${prefix}m${i}`, kind: "member", parent: r() < 0.6 ? "service" : "consumer", explicit: r() < 0.4, members: [pick(r, pool)] });
+    }
+    for (const parent of ["service", "consumer"] as const) {
+        if (r() < 0.5) resources.push({ name: `${prefix}b-${parent}`, kind: "binding", parent, explicit: r() < 0.4, members: pool.filter(() => r() < 0.15) });
+    }
+    if (r() < 0.5) resources.push({ name: `${prefix}policy`, kind: "policy", parent: "policyConsumer", explicit: r() < 0.4, members: pool.filter(() => r() < 0.2) });
+    for (const b of resources) if (b.kind !== "member" && b.members.length === 0) b.members = [pick(r, pool)];
+    return { resources };
+}
+
+/** The program changed as a user changes one: members added, removed, moved to another member or provider. */
+function mutate(r: Rand, p: Program, prefix: string): Program {
+    const out: Res[] = [];
+    for (const res of p.resources) {
+        const roll = r();
+        if (roll < 0.2) continue; // removed
+        if (roll < 0.35) out.push({ ...res, members: res.kind === "member" ? [pick(r, pool)] : pool.filter(() => r() < 0.2) });
+        else if (roll < 0.42) out.push({ ...res, explicit: !res.explicit });
+        else out.push(res);
+    }
+    const more = int(r, 0, 6);
+    for (let i = 0; i < more; i++) out.push({ name: `${prefix}n${i}`, kind: "member", parent: r() < 0.6 ? "service" : "consumer", explicit: r() < 0.4, members: [pick(r, pool)] });
+    for (const b of out) if (b.kind !== "member" && b.members.length === 0) b.members = [pick(r, pool)];
+    return { resources: out };
+}
+
+/** The trial's parents. */
+interface Parents {
+    service: string;
+    consumer: string;
+    policyConsumer: string;
+}
+
+function parentName(ps: Parents, which: Res["parent"]): string {
+    return which === "service" ? `services/${ps.service}` : `services/${ps.service}/consumers/${which === "consumer" ? ps.consumer : ps.policyConsumer}`;
+}
+
+/** Every grant the program declares, as `parent role member`. */
+function declared(ps: Parents, p: Program): Set<string> {
+    const out = new Set<string>();
+    for (const res of p.resources) {
+        const role = res.kind === "member" ? MEMBER_ROLE : res.kind === "binding" ? BINDING_ROLE : MEMBER_ROLE;
+        for (const m of res.members) out.add(`${parentName(ps, res.parent)} ${role} ${m}`);
+    }
+    return out;
+}
+
+function yamlOf(ps: Parents, p: Program, endpoint: string, token: string): string {
+    const parts = [yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token })];
+    for (const res of p.resources) {
+        const options = res.explicit ? "      provider: ${prov}\n" : "";
+        const where: Record<string, string> = res.parent === "service" ? { serviceName: ps.service }
+            : { serviceName: ps.service, consumerProject: res.parent === "consumer" ? ps.consumer : ps.policyConsumer };
+        const prefix = res.parent === "service" ? "Service" : "Consumers";
+        if (res.kind === "member") {
+            parts.push(yaml.resource(res.name, `cloud:endpoints:${prefix}IamMember`, { ...where, role: MEMBER_ROLE, member: res.members[0] }, options));
+        } else if (res.kind === "binding") {
+            parts.push(yaml.resource(res.name, `cloud:endpoints:${prefix}IamBinding`, { ...where, role: BINDING_ROLE, members: `[${res.members.join(", ")}]` }, options));
+        } else {
+            const data = { bindings: [{ role: MEMBER_ROLE, members: res.members }] };
+            parts.push(yaml.resource(res.name, "cloud:endpoints:ConsumersIamPolicy", { ...where, policyData: `'${JSON.stringify(data)}'` }, options));
+        }
+    }
+    return parts.join("");
+}
+
+/** PIDs of the processes whose command line mentions `text` (Linux /proc): the sandbox's installed plugin. */
+function pidsWith(text: string): number[] {
+    const out: number[] = [];
+    for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+            if (fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) out.push(Number(entry));
+        } catch {
+            // gone meanwhile
+        }
+    }
+    return out;
+}
+
+export interface CampaignContext {
+    sb: PulumiSandbox;
+    emu: Emulator;
+    token: string;
+    /** Progress lines for a person. */
+    say(line: string): void;
+}
+
+/** One trial of `seed`: see the top of this file. */
+export async function trial(ctx: CampaignContext, seed: number, index: number): Promise<TrialResult> {
+    const { sb, emu, token } = ctx;
+    const started = Date.now();
+    const r = random(seed * 1000 + index);
+    const label = `s${seed}t${index}`;
+    const ps: Parents = { service: `${label}.endpoints.campaign-project.cloud.goog`, consumer: `cons-${label}`, policyConsumer: `pol-${label}` };
+    emu.createService(ps.service, "campaign-project");
+    // Grants made outside Pulumi, on the parents no Policy owns.
+    for (const which of ["service", "consumer"] as const) {
+        const [role, member] = FOREIGN.split(" ");
+        emu.setPolicy(parentName(ps, which), { bindings: [{ role, members: [member] }] });
+    }
+    const dir = sb.project(label, { "Pulumi.yaml": yaml.program(label, { resources: "" }) });
+    await sb.initStack(dir, emu.url, token);
+    const write = (p: Program) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources: yamlOf(ps, p, emu.url, token) }));
+
+    const a = generate(r, "");
+    const b = mutate(r, a, "");
+    const fault = pick(r, FAULTS);
+    const reverted = r() < 0.5;
+    const latency = int(r, 20, 150);
+    const strikeAfterWrites = int(r, 0, 6);
+    const holdAnswer = r() < 0.7;
+    const userRunsUpFirst = r() < 0.5;
+
+    write(a);
+    await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
+
+    write(b);
+    emu.setFaults({ latencyMs: latency, minLatencyMs: latency });
+    // setIamPolicy calls since the second up began, counted as the emulator's request log grows.
+    let seenUpTo = emu.requests.length;
+    let written = 0;
+    const writes = () => {
+        if (emu.requests.length < seenUpTo) seenUpTo = 0; // the log was trimmed
+        for (; seenUpTo < emu.requests.length; seenUpTo++) if (emu.requests[seenUpTo].path.endsWith(":setIamPolicy")) written++;
+        return written;
+    };
+    const cli = spawn(path.join(sb.bin, "pulumi"), ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
+        { cwd: dir, env: sb.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let out = "";
+    cli.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    cli.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => cli.once("exit", () => resolve()));
+    const deadline = Date.now() + 30_000;
+    let done = false;
+    void exited.then(() => (done = true));
+    while (!done && writes() < strikeAfterWrites && Date.now() < deadline) await sleep(10);
+    if (!done && holdAnswer) {
+        // The next write lands and its answer is held: the fault strikes mid-write.
+        const at = writes();
+        emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+        while (!done && writes() === at && Date.now() < deadline) await sleep(5);
+    }
+    if (!done) strike(cli, fault, sb, r);
+    await Promise.race([exited, sleep(60_000)]);
+    if (!done) cli.kill("SIGKILL");
+    sb.transcript.push(out);
+    // The plugins end by themselves once their engine is gone.
+    for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
+    emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+
+    // Recovery, as a user does it.
+    const final = reverted ? a : b;
+    write(final);
+    const said: RunResult[] = [];
+    const tryRun = async (args: string[]) => {
+        const res = await sb.tryPulumi(args, dir);
+        said.push(res);
+        return res;
+    };
+    const locked = (res: RunResult) => /locked|lock file/i.test(res.stdout + res.stderr);
+    if (userRunsUpFirst) {
+        const first = await tryRun(["up", "--yes", "--skip-preview"]);
+        if (locked(first)) await tryRun(["cancel", "--yes"]);
+    } else {
+        await tryRun(["cancel", "--yes"]);
+    }
+    await tryRun(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"]);
+    const last = await tryRun(["up", "--yes", "--skip-preview"]);
+
+    const problems: string[] = [];
+    if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${(last.stdout + last.stderr).slice(-600)}`);
+    const converged = await sb.tryPulumi(["preview", "--expect-no-changes"], dir);
+    if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
+    const inIam = new Set<string>();
+    for (const which of ["service", "consumer", "policyConsumer"] as const) {
+        for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) inIam.add(`${parentName(ps, which)} ${g}`);
+    }
+    const want = declared(ps, final);
+    for (const g of want) if (!inIam.has(g)) problems.push(`lost: ${g} is declared and not in IAM`);
+    for (const which of ["service", "consumer"] as const) {
+        if (!inIam.has(`${parentName(ps, which)} ${FOREIGN}`)) problems.push(`foreign removed: ${FOREIGN} on ${parentName(ps, which)}`);
+    }
+    const leftovers = [...inIam].filter((g) => !want.has(g) && !g.endsWith(FOREIGN));
+    for (const g of leftovers) {
+        const [, role, member] = g.split(" ");
+        if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
+    }
+    const result: TrialResult = { seed, trial: index, fault, reverted, problems, leftovers: leftovers.length, seconds: (Date.now() - started) / 1000 };
+    ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
+        `${reverted ? "program reverted" : "program kept"}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
+        `${leftovers.length} left and named, ${result.seconds.toFixed(1)} s`);
+    for (const p of problems) ctx.say(`    ${p}`);
+    return result;
+}
+
+/** Brings `fault` down on the running `pulumi up`. */
+function strike(cli: ChildProcess, fault: Fault, sb: PulumiSandbox, r: Rand): void {
+    const group = -cli.pid!;
+    switch (fault) {
+        case "kill -9 of a plugin": {
+            const pids = pidsWith(sb.pluginDir);
+            if (pids.length) process.kill(pick(r, pids), "SIGKILL");
+            return;
+        }
+        case "kill -9 of the CLI":
+            cli.kill("SIGKILL");
+            return;
+        case "Ctrl-C once":
+            process.kill(group, "SIGINT");
+            return;
+        case "Ctrl-C twice":
+            process.kill(group, "SIGINT");
+            setTimeout(() => {
+                try {
+                    process.kill(group, "SIGINT");
+                } catch {
+                    // already gone
+                }
+            }, 20);
+            return;
+    }
+}
