@@ -265,6 +265,7 @@ export class Provider implements Rpcs {
      * holds and says what stays open (deployment.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
      */
     async drain(): Promise<void> {
+        this.deployment.stop();
         await (this.fetcher?.drain() ?? Promise.resolve());
         const iam = (): IamFetcher | undefined => {
             try {
@@ -289,6 +290,7 @@ export class Provider implements Rpcs {
     }
 
     cancel(): Empty {
+        this.deployment.stop();
         this.fetcher?.cancelAll();
         return new Empty();
     }

@@ -1,4 +1,4 @@
-// `npm run campaign -- [--seed S] [--trials N] [--seeds K]`: the randomized fault campaign (tests/e2e/campaign.ts)
+// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
 // at length, through the real CLI with the tools built (`npm run tools`). Prints each trial and the totals; the
 // seeds it prints replay it. Exits 1 when any trial broke an invariant.
 
@@ -9,7 +9,7 @@ import { trial, TrialResult } from "../tests/e2e/campaign";
 import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
 
 async function main(): Promise<number> {
-    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds"] });
+    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds"], boolean: ["keep"] });
     const first = Number(args.seed ?? crypto.randomInt(1, 1_000_000));
     const trials = Number(args.trials ?? 25);
     const seeds = Number(args.seeds ?? 1);
@@ -30,7 +30,9 @@ async function main(): Promise<number> {
         }
     } finally {
         await emu.close();
-        sb.dispose();
+        // --keep: the sandbox (projects, state, PULUMI_HOME and the journal, transcripts) stays for a person to read.
+        if (args.keep) process.stdout.write(`sandbox kept: ${sb.dir}\n`);
+        else sb.dispose();
     }
     const bad = results.filter((r) => r.problems.length > 0);
     const count = (what: string) => results.reduce((n, r) => n + r.problems.filter((p) => p.startsWith(what)).length, 0);

@@ -48,7 +48,15 @@ interface Entry {
     removed: Grant[];
     /** The resource's ID, when the operation knew it (for `--import-pending-creates`). */
     resourceId?: string;
+    /** When no attempt of the write can be sent any more (ms since the epoch): see `judgeable`. */
+    until?: number;
 }
+
+/**
+ * How long after its last attempt was sent a write may still be applied by Google (a request in flight when its
+ * sender died): until then Google's word on the policy says nothing of that write.
+ */
+const IN_FLIGHT_SLACK_MS = 60_000;
 
 type Sign = "+" | "-";
 
@@ -138,7 +146,7 @@ class Knowledge {
                 const id = line.id ?? `${writer}:${line.n}`;
                 if (!Array.isArray(line.added) || !Array.isArray(line.removed)) return;
                 const entry: Entry = { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added: line.added,
-                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}) };
+                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}), ...(typeof line.until === "number" ? { until: line.until } : {}) };
                 setOf(this.byUrn, line.urn).add(id);
                 setOf(this.byParent, parentName(line.parent)).add(id);
                 this.entries.set(id, entry);
@@ -206,6 +214,9 @@ export class Deployment {
     /** Entries whose write is under way (see `landed`). */
     private readonly writing = new Set<string>();
     private readonly forcedSaid = new Set<string>();
+    private stopping = false;
+    /** Items of operations answered after the stop began. */
+    private readonly answeredLate = new Set<string>();
     private lines = 0;
 
     constructor(private readonly log: Logger, private readonly env: NodeJS.ProcessEnv = process.env) {}
@@ -419,12 +430,12 @@ export class Deployment {
      * Journals what a write of `urn` adds to and removes from `parent`'s policy; the write waits for `durable` (on
      * disk) before it is sent. Returns the undo too, for a write no attempt of which can have applied.
      */
-    private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy): Recorded {
+    private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
         const { added, removed } = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings));
         if (added.length === 0 && removed.length === 0) return { undo: () => undefined, landed: (w) => this.landed(parent, undefined, w), durable: Promise.resolve() };
         const n = ++this.lines;
         const id = `${thisProcess().id}:${n}`;
-        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, ...(resourceId ? { resourceId } : {}) });
+        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}) });
         this.noteRemoved(parent, removed);
         const file = this.file;
         const durable = file ? file.sync().catch((e: unknown) => {
@@ -442,6 +453,16 @@ export class Deployment {
     }
 
     /**
+     * Whether Google's word on the policy tells of `entry`'s write: it can no longer be applied after what Google
+     * shows. This process knows its own writes' ends; another process's write (alive, or killed with a request in
+     * flight) may still land until its last attempt's deadline is well past.
+     */
+    private judgeable(entry: Entry): boolean {
+        if (this.known.holder.get(entry.id) === thisProcess().id && entry.id.startsWith(thisProcess().id)) return !this.writing.has(entry.id);
+        return entry.until !== undefined && Date.now() > entry.until + IN_FLIGHT_SLACK_MS;
+    }
+
+    /**
      * Google's answer to a write is its word on the whole policy: the open items of `parent` it agrees with are
      * settled (a `+` grant gone, a `-` grant back), except those of writes whose own answer the engine has yet to
      * record (this one, and any other under way).
@@ -450,8 +471,8 @@ export class Deployment {
         if (id !== undefined) this.writing.delete(id);
         const name = parentName(parent);
         const present = new Set(grantsOf(written.bindings).map(grantKey));
-        const settle = this.known.open(name, "parent").filter((i) => !this.writing.has(i.entry.id) &&
-            i.entry.id !== id && present.has(grantKey(i.grant)) !== (i.sign === "+")).map((i) => i.key);
+        const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && this.judgeable(i.entry) &&
+            present.has(grantKey(i.grant)) !== (i.sign === "+")).map((i) => i.key);
         if (settle.length) this.append({ op: "settled", items: settle });
     }
 
@@ -473,15 +494,22 @@ export class Deployment {
             urn,
             named: (id) => (resourceId = id),
             kept: (parent) => this.kept(parent),
-            wrote: (parent, before, after) => this.wrote(urn, resourceId, parent, before, after),
+            wrote: (parent, before, after, deadline) => this.wrote(urn, resourceId, parent, before, after, deadline),
         });
         this.running.add(work);
         try {
             const result = await work;
             const claim = op.kind === "delete" ? op.held : scope(result);
+            // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
+            // no longer records it (Ctrl-C twice): left to the next run's word.
             if (!op.preview && claim) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+                // Neither settled nor said by this process: whether the engine records it is the next run's to see.
+                if (this.stopping) {
+                    for (const i of items) this.answeredLate.add(i);
+                    return result;
+                }
                 for (const i of items) this.answeredItems.add(i);
                 // Read by this run's other processes, which then leave these items to this one.
                 this.append({ op: "answered", urn, items });
@@ -493,8 +521,17 @@ export class Deployment {
     }
 
     /**
-     * At the end of this process: waits for the operations under way; if the engine is still there, it has every
-     * answer, so their items are settled; then says what stays open (see `report`).
+     * The run is being stopped (a signal reached the plugin, or the engine's Cancel came): from now on an answer is
+     * no proof that the engine will record it. A run that ends cleanly stops its plugins only once every operation
+     * is answered and recorded.
+     */
+    stop(): void {
+        this.stopping = true;
+    }
+
+    /**
+     * At the end of this process: waits for the operations under way; if the engine is still there, it holds every
+     * answer given before the stop, so their items are settled; then says what stays open (see `report`).
      */
     async finish(engineAlive: EngineAlive, iam: (provider: string) => IamFetcher | undefined, budgetMs: number): Promise<void> {
         const deadline = Date.now() + budgetMs;
@@ -520,7 +557,7 @@ export class Deployment {
         // A provider another process of this run serves, and that has yet to end, is that process's to check and say.
         const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
             .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [l.provider] : []))));
-        const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) &&
+        const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
             !live.has(this.known.holder.get(i.entry.id) ?? "") && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
@@ -546,7 +583,8 @@ export class Deployment {
             const present = policy ? new Set(grantsOf(policy.bindings).map(grantKey)) : undefined;
             for (const i of items) {
                 if (present && present.has(grantKey(i.grant)) !== (i.sign === "+")) {
-                    settled.push(i.key); // Google's word: gone, or back
+                    // Google's word: gone, or back; for a write that may still land, nothing to say yet.
+                    if (this.judgeable(i.entry)) settled.push(i.key);
                     continue;
                 }
                 told.push(i.key);
@@ -586,7 +624,7 @@ export interface OperationContext extends BaseContext {
     /** The resource's ID, once its inputs are known (said in what the journal tells the user). */
     named(id: string): void;
     kept(parent: string): Kept;
-    wrote(parent: Parent, before: Policy, after: Policy): Recorded;
+    wrote(parent: Parent, before: Policy, after: Policy, deadline: number): Recorded;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -261,7 +261,9 @@ export class ProcessFile<L> {
         }
         this.read.delete(peer.file);
         keep();
-        if (this.fd !== undefined) fs.fsyncSync(this.fd);
+        // This file failed while carrying (and was closed): the taken one stays, for a later process to take again.
+        if (this.fd === undefined) return false;
+        fs.fsyncSync(this.fd);
         fs.rmSync(claimed, { force: true });
         return true;
     }

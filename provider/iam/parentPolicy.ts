@@ -98,9 +98,9 @@ export interface ChangeOptions {
     /**
      * Told, before a write is sent, what the parent's policy was and what this change makes of it (a crash
      * journal). Returns what to call when the write never applied (`neverApplied`), and what the write must wait
-     * for before it is sent (the journal on disk).
+     * for before it is sent (the journal on disk). `deadline`: no attempt of the write is sent after it.
      */
-    record?: (parent: Parent, before: Policy, after: Policy) => Recorded;
+    record?: (parent: Parent, before: Policy, after: Policy, deadline: number) => Recorded;
 }
 
 /** What recording a change gave: its undo, what its write waits for, and what to tell of Google's answer to it. */
@@ -330,7 +330,7 @@ export class ParentPolicy {
             // batch undid it (as it would have, run after it).
             const final = next;
             const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-            const records = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after)] : []));
+            const records = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after, deadline)] : []));
             const mask = batch.some((p) => p.opts.auditConfigs) ? "bindings,etag,auditConfigs" : "bindings,etag";
             // The batch's records reach the disk together (one fsync), before the write they guard is sent.
             await Promise.all(records.map((r) => r.durable));

@@ -176,6 +176,22 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "pending")).to.have.length(2);
     }));
 
+    it("Ctrl-C twice with the engine still closing: an answer given after the stop began is no record; the next run names the grant", () => machine(async (stack, engine) => {
+        // A write lands and its answer is held; SIGINT reaches the plugin (the terminal's Ctrl-C) before the answer.
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 1500 } });
+        const created = stack.plugin.create(MEMBER, member("late"), false, "late").catch(() => undefined);
+        expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
+        stack.plugin.child.kill("SIGINT");
+        await created;
+        // The engine is still there (closing, as the CLI does after a second Ctrl-C), but recorded nothing.
+        expect(await stack.plugin.stop()).to.equal(0);
+        // The program reverted: the next run does not declare it.
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("other"), {}, "other");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(saidOf(engine, "late"), "named by the next run").to.have.length(1);
+    }));
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);
@@ -254,6 +270,20 @@ describe("one deployment, one truth", function () {
         expect(await stack.plugin.stop()).to.equal(0);
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("m")]);
         expect(engine.messages.join("\n")).not.to.contain(UNANSWERED).and.not.to.contain("removed");
+    }));
+
+    it("a taker that died between taking a dead process's file and carrying it over: the next run takes it again and names its grant", () => machine(async (stack, engine, home) => {
+        await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("carried"), false, "carried"));
+        // What a taker leaves when it dies right after its rename: the dead file under the taker's claim.
+        const stacks = path.join(home, "plugins-state", "pulumi-resource-cloud", "stacks");
+        const [folder] = fs.readdirSync(stacks).map((d) => path.join(stacks, d));
+        const [dead] = fs.readdirSync(folder).filter((f) => f.endsWith(".jsonl"));
+        fs.renameSync(path.join(folder, dead), path.join(folder, `${dead}.taken-by-00000000-0000-4000-8000-000000000000`));
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("other"), {}, "other");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(saidOf(engine, "carried")).to.have.length(1);
+        expect(fs.readdirSync(folder).filter((f) => f.includes("taken-by")), "taken and carried over").to.deep.equal([]);
     }));
 
     it("two crashed runs in a row: the third names what both left (nothing is lost to a run that could not speak)", () => machine(async (stack, engine) => {

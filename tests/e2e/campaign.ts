@@ -263,6 +263,12 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         `${reverted ? "program reverted" : "program kept"}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
+    if (problems.length) {
+        // What every command printed, for the person replaying it.
+        const file = path.join(sb.dir, `transcript-${label}.txt`);
+        fs.writeFileSync(file, sb.transcript.join("\n"));
+        ctx.say(`    transcript: ${file}`);
+    }
     return result;
 }
 
