@@ -1,4 +1,4 @@
-// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
+// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--trial T] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
 // at length, through the real CLI with the tools built (`npm run tools`). Prints each trial and the totals; the
 // seeds it prints replay it. Exits 1 when any trial broke an invariant.
 
@@ -9,7 +9,9 @@ import { trial, TrialResult } from "../tests/e2e/campaign";
 import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
 
 async function main(): Promise<number> {
-    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds"], boolean: ["keep"] });
+    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds", "trial"], boolean: ["keep"] });
+    // --trial T: that trial of the seed alone (each trial is its own project, so it replays on its own).
+    const only = args.trial === undefined ? undefined : Number(args.trial);
     const first = Number(args.seed ?? crypto.randomInt(1, 1_000_000));
     const trials = Number(args.trials ?? 25);
     const seeds = Number(args.seeds ?? 1);
@@ -26,7 +28,7 @@ async function main(): Promise<number> {
         for (let s = 0; s < seeds; s++) {
             const seed = first + s;
             process.stdout.write(`seed ${seed}: ${trials} trials (replay: npm run campaign -- --seed ${seed} --trials ${trials})\n`);
-            for (let i = 0; i < trials; i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
+            for (let i = only ?? 0; i < (only === undefined ? trials : only + 1); i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
         }
     } finally {
         await emu.close();

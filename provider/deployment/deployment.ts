@@ -60,6 +60,9 @@ const IN_FLIGHT_SLACK_MS = 60_000;
 
 type Sign = "+" | "-";
 
+/** The process that made an entry's write (its items are in flight while it runs), whoever carries the entry now. */
+const writerOf = (entry: Entry) => entry.id.slice(0, entry.id.lastIndexOf(":"));
+
 /** One grant of an entry, as it is settled: `entry|sign|grantKey`. */
 const itemKey = (entry: string, sign: Sign, grant: Grant) => `${entry}|${sign}|${grantKey(grant)}`;
 
@@ -458,7 +461,7 @@ export class Deployment {
      * flight) may still land until its last attempt's deadline is well past.
      */
     private judgeable(entry: Entry): boolean {
-        if (this.known.holder.get(entry.id) === thisProcess().id && entry.id.startsWith(thisProcess().id)) return !this.writing.has(entry.id);
+        if (writerOf(entry) === thisProcess().id) return !this.writing.has(entry.id);
         return entry.until !== undefined && Date.now() > entry.until + IN_FLIGHT_SLACK_MS;
     }
 
@@ -558,7 +561,7 @@ export class Deployment {
         const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
             .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [l.provider] : []))));
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
-            !live.has(this.known.holder.get(i.entry.id) ?? "") && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)));
+            !live.has(writerOf(i.entry)) && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {

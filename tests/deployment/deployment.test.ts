@@ -311,6 +311,25 @@ describe("one deployment, one truth", function () {
         expect(m.id).to.be.a("string");
     }));
 
+    it("a dead process's grant carried over by an explicit provider's process is named though both of the next run's processes end at once", () => machine(async (stack, engine, home) => {
+        const provider = (name: string) => `urn:pulumi:dev::proj::pulumi:providers:cloud::${name}`;
+        const start = async (name: string) => {
+            const p = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+            await p.configure(undefined, stack.vars(), provider(name));
+            return p;
+        };
+        await engine.nextRun();
+        await dieAfterWrite(stack, await start("default_8_38_0"), (p) => p.create(MEMBER, member("carried"), false, "carried"));
+        // The next run: the explicit provider's process hears of the stack first and carries the dead file over.
+        await engine.nextRun();
+        const explicit = await start("prov");
+        await explicit.check(MEMBER, member("x"), {}, "x");
+        const byDefault = await start("default_8_38_0");
+        await byDefault.check(MEMBER, member("y"), {}, "y");
+        await Promise.all([explicit.stop(), byDefault.stop()]);
+        expect(saidOf(engine, "carried"), "named by the run").to.have.length(1);
+    }));
+
     it("two crashed runs in a row: the third names what both left (nothing is lost to a run that could not speak)", () => machine(async (stack, engine) => {
         await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("one"), false, "one"));
         await stack.nextDeployment();

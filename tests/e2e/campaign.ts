@@ -15,7 +15,7 @@ import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
 import { listGrants } from "../support/plugin";
-import { PulumiSandbox, RunResult, sleep, yaml } from "./support";
+import { pidsWith, PulumiSandbox, RunResult, sleep, yaml } from "./support";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -134,20 +134,6 @@ function yamlOf(ps: Parents, p: Program, endpoint: string, token: string): strin
         }
     }
     return parts.join("");
-}
-
-/** PIDs of the processes whose command line mentions `text` (Linux /proc): the sandbox's installed plugin. */
-function pidsWith(text: string): number[] {
-    const out: number[] = [];
-    for (const entry of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(entry)) continue;
-        try {
-            if (fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)) out.push(Number(entry));
-        } catch {
-            // gone meanwhile
-        }
-    }
-    return out;
 }
 
 export interface CampaignContext {

@@ -12,26 +12,9 @@ import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { listGrants, MEMBER, ROLE } from "../support/plugin";
-import { PulumiSandbox, RunResult, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
+import { pidsWith, processes, PulumiSandbox, RunResult, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
-/** The running processes (Linux: /proc), other than this one: each one's PID, parent's PID and command line. */
-function processes(): { pid: number; ppid: number; cmdline: string }[] {
-    const out: { pid: number; ppid: number; cmdline: string }[] = [];
-    for (const entry of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-        try {
-            const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-            const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-            out.push({ pid: Number(entry), ppid, cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
-        } catch {
-            // gone meanwhile
-        }
-    }
-    return out;
-}
 
-/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `<dir>/pulumi-resource-cloud`). */
-const pidsWith = (text: string) => processes().filter((p) => p.cmdline.includes(text)).map((p) => p.pid);
 
 
 describe("e2e: never lose a grant (real CLI and YAML host)", function () {

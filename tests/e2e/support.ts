@@ -118,6 +118,25 @@ export function onPath(cmd: string, PATH = process.env.PATH): boolean {
 
 export { pluginTarball };
 
+/** The running processes (Linux: /proc), other than this one: each one's PID, parent's PID and command line. */
+export function processes(): { pid: number; ppid: number; cmdline: string }[] {
+    const out: { pid: number; ppid: number; cmdline: string }[] = [];
+    for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+        try {
+            const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+            const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+            out.push({ pid: Number(entry), ppid, cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
+        } catch {
+            // gone meanwhile
+        }
+    }
+    return out;
+}
+
+/** PIDs of running processes whose command line mentions `text` (the installed plugin runs as `<dir>/pulumi-resource-cloud`). */
+export const pidsWith = (text: string) => processes().filter((p) => p.cmdline.includes(text)).map((p) => p.pid);
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `pred` every `stepMs` until it holds; throws, saying what did not happen, once `timeoutMs` has passed. */

@@ -200,8 +200,10 @@ export class Plugin {
     }
 
     /** Configure, as the engine sends it: typed args and/or `cloud:config:<key>` variables. */
-    async configure(args?: PropertyMap, variables: Record<string, string> = {}): Promise<pb.ConfigureResponse> {
+    /** Configure, as the engine sends it; `urn`: the provider resource's (the default one's, or an explicit one's). */
+    async configure(args?: PropertyMap, variables: Record<string, string> = {}, urn?: string): Promise<pb.ConfigureResponse> {
         const req = new pb.ConfigureRequest().setAcceptsecrets(true).setAcceptresources(true);
+        if (urn) req.setUrn(urn);
         if (args) req.setArgs(Struct.fromJavaScript(args));
         for (const [k, v] of Object.entries(variables)) req.getVariablesMap().set(k, v);
         return this.call<pb.ConfigureResponse>("configure", req);
