@@ -147,9 +147,12 @@ class Knowledge {
         switch (line.op) {
             case "wrote": {
                 const id = line.id ?? `${writer}:${line.n}`;
-                if (!Array.isArray(line.added) || !Array.isArray(line.removed)) return;
-                const entry: Entry = { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added: line.added,
-                    removed: line.removed, ...(line.resourceId ? { resourceId: line.resourceId } : {}), ...(typeof line.until === "number" ? { until: line.until } : {}) };
+                // A journal of the previous release noted only the grants a write added (`grants`).
+                const legacy = (line as { grants?: unknown }).grants;
+                const added = Array.isArray(line.added) ? line.added : Array.isArray(legacy) ? legacy as Grant[] : undefined;
+                if (!added) return;
+                const entry: Entry = { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added,
+                    removed: Array.isArray(line.removed) ? line.removed : [], ...(line.resourceId ? { resourceId: line.resourceId } : {}), ...(typeof line.until === "number" ? { until: line.until } : {}) };
                 setOf(this.byUrn, line.urn).add(id);
                 setOf(this.byParent, parentName(line.parent)).add(id);
                 this.entries.set(id, entry);
@@ -462,7 +465,8 @@ export class Deployment {
      */
     private judgeable(entry: Entry): boolean {
         if (writerOf(entry) === thisProcess().id) return !this.writing.has(entry.id);
-        return entry.until !== undefined && Date.now() > entry.until + IN_FLIGHT_SLACK_MS;
+        // An entry without `until` is the previous release's: its write ended long before this process started.
+        return entry.until === undefined || Date.now() > entry.until + IN_FLIGHT_SLACK_MS;
     }
 
     /**

@@ -330,6 +330,26 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "carried"), "named by the run").to.have.length(1);
     }));
 
+    it("a journal the previous release left (a write it noted, its process dead) is named by the next run", () => machine(async (stack, engine, home) => {
+        await stack.plugin.check(MEMBER, member("other"), {}, "other"); // the stack's folder exists
+        const stacks = path.join(home, "plugins-state", "pulumi-resource-cloud", "stacks");
+        const [folder] = fs.readdirSync(stacks).map((d) => path.join(stacks, d));
+        stack.emu.setPolicy(PARENT, { bindings: [{ role: ROLE, members: ["user:legacy@example.com"] }] });
+        // The previous release's lines: a writer that no longer runs (PID 1's start time is never this), one write.
+        const writer = { id: "11111111-1111-4111-8111-111111111111", pid: 1, host: "elsewhere", start: "1" };
+        fs.writeFileSync(path.join(folder, `${writer.id}.jsonl`), [
+            { op: "hello", writer, run: "0000000000000000" },
+            { op: "wrote", n: 1, urn: `urn:pulumi:dev::proj::${MEMBER}::legacy`, parent: { kind: "service", serviceName: SERVICE },
+                grants: [{ role: ROLE, member: "user:legacy@example.com" }], answered: false },
+        ].map((l) => JSON.stringify(l)).join("\n") + "\n", { mode: 0o600 });
+        fs.utimesSync(path.join(folder, `${writer.id}.jsonl`), new Date(0), new Date(0));
+        // Named at the end of the run that was under way, and again at the end of the next.
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("other"), {}, "other");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(saidOf(engine, "legacy")).to.have.length(2);
+    }));
+
     it("two crashed runs in a row: the third names what both left (nothing is lost to a run that could not speak)", () => machine(async (stack, engine) => {
         await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("one"), false, "one"));
         await stack.nextDeployment();
