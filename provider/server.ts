@@ -127,7 +127,13 @@ export class Provider implements Rpcs {
     private readonly deployment: Deployment;
 
     constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true) {
-        this.deployment = new Deployment(log);
+        this.deployment = new Deployment(log, () => {
+            try {
+                return this.configUnknown ? undefined : this.iam();
+            } catch {
+                return undefined; // the note says it was not checked, and why
+            }
+        });
     }
 
     /** The IAM fetcher for the current configuration, built on first use. */
@@ -267,14 +273,7 @@ export class Provider implements Rpcs {
     async drain(): Promise<void> {
         this.deployment.stop();
         await (this.fetcher?.drain() ?? Promise.resolve());
-        const iam = (): IamFetcher | undefined => {
-            try {
-                return this.configUnknown ? undefined : this.iam();
-            } catch {
-                return undefined; // the note says it was not checked, and why
-            }
-        };
-        await this.deployment.finish(this.engineAlive, iam, 2500).catch((e: unknown) => {
+        await this.deployment.finish(this.engineAlive, 2500).catch((e: unknown) => {
             this.log.debug(`the crash journal's end of run failed: ${e instanceof Error ? e.message : String(e)}`);
         });
         await this.log.flush();

@@ -1,15 +1,21 @@
-// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--trial T] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
+// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--trial T] [--fault F] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
 // at length, through the real CLI with the tools built (`npm run tools`). Prints each trial and the totals; the
 // seeds it prints replay it. Exits 1 when any trial broke an invariant.
 
 import minimist from "minimist";
 import * as crypto from "crypto";
 import { startEmulator } from "../emulator";
-import { trial, TrialResult } from "../tests/e2e/campaign";
+import { isFault, trial, TrialResult } from "../tests/e2e/campaign";
 import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
 
 async function main(): Promise<number> {
-    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds", "trial"], boolean: ["keep"] });
+    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds", "trial", "fault"], boolean: ["keep"] });
+    // --fault "kill -9 of the CLI": every trial's fault (the others still drawn from the seed).
+    const fault = args.fault;
+    if (fault !== undefined && !isFault(fault)) {
+        process.stderr.write(`campaign: --fault takes one of: kill -9 of a plugin, kill -9 of the CLI, Ctrl-C once, Ctrl-C twice\n`);
+        return 2;
+    }
     // --trial T: that trial of the seed alone (each trial is its own project, so it replays on its own).
     const only = args.trial === undefined ? undefined : Number(args.trial);
     const first = Number(args.seed ?? crypto.randomInt(1, 1_000_000));
@@ -28,7 +34,7 @@ async function main(): Promise<number> {
         for (let s = 0; s < seeds; s++) {
             const seed = first + s;
             process.stdout.write(`seed ${seed}: ${trials} trials (replay: npm run campaign -- --seed ${seed} --trials ${trials})\n`);
-            for (let i = only ?? 0; i < (only === undefined ? trials : only + 1); i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
+            for (let i = only ?? 0; i < (only === undefined ? trials : only + 1); i++) results.push(await trial({ sb, emu, token, fault, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
         }
     } finally {
         await emu.close();

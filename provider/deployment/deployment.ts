@@ -57,6 +57,8 @@ interface Entry {
  * sender died): until then Google's word on the policy says nothing of that write.
  */
 const IN_FLIGHT_SLACK_MS = 60_000;
+/** How long the report at a run's start may take to check what it says against Google. */
+const EARLY_REPORT_MS = 10_000;
 
 type Sign = "+" | "-";
 
@@ -225,7 +227,12 @@ export class Deployment {
     private readonly answeredLate = new Set<string>();
     private lines = 0;
 
-    constructor(private readonly log: Logger, private readonly env: NodeJS.ProcessEnv = process.env) {}
+    /**
+     * `iam`: the fetcher of the provider this process serves, when it is configured (what checks a journaled grant
+     * against Google before it is said).
+     */
+    constructor(private readonly log: Logger, private readonly iam: (provider: string) => IamFetcher | undefined,
+        private readonly env: NodeJS.ProcessEnv = process.env) {}
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
     engine(address: string | undefined): void {
@@ -236,6 +243,24 @@ export class Deployment {
     provider(urn: string, endpoint: string): void {
         this.providerId = `${urn}|${endpoint}`;
         this.append({ op: "serves", provider: this.providerId });
+        this.reportEarly();
+    }
+
+    private reportedEarly = false;
+
+    /**
+     * What earlier runs left open is said as soon as this process knows its stack and its provider, while the
+     * engine is surely there to show it (a warning sent as the engine closes its plugins may come too late to be
+     * printed); the end of the run says only what is still unsaid then.
+     */
+    private reportEarly(): void {
+        if (this.reportedEarly || !this.file || !this.providerId) return;
+        this.reportedEarly = true;
+        const work = this.report(this.iam, Date.now() + EARLY_REPORT_MS).catch((e: unknown) => {
+            this.log.debug(`the crash journal's report failed: ${e instanceof Error ? e.message : String(e)}`);
+        });
+        this.running.add(work);
+        void work.finally(() => this.running.delete(work));
     }
 
     /**
@@ -267,6 +292,7 @@ export class Deployment {
         } catch (e) {
             this.unprotected(folder, `taking over what a dead process left failed (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }
+        this.reportEarly();
     }
 
     /** The folder cannot be used: said once, on the stack. */
@@ -540,14 +566,14 @@ export class Deployment {
      * At the end of this process: waits for the operations under way; if the engine is still there, it holds every
      * answer given before the stop, so their items are settled; then says what stays open (see `report`).
      */
-    async finish(engineAlive: EngineAlive, iam: (provider: string) => IamFetcher | undefined, budgetMs: number): Promise<void> {
+    async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
         const deadline = Date.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), sleep(Math.max(0, deadline - Date.now() - 1000))]);
         if (this.running.size === 0 && this.answeredItems.size > 0 && await engineAlive()) {
             this.append({ op: "settled", items: [...this.answeredItems] }, true);
             this.answeredItems.clear();
         }
-        await this.report(iam, deadline);
+        await this.report(this.iam, deadline);
     }
 
     /**

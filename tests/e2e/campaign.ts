@@ -11,6 +11,7 @@
 // Seeded and replayable (the faults' timing is the machine's): `npm run campaign -- --seed S --trials N`.
 
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
@@ -52,6 +53,7 @@ interface Program {
 
 const FAULTS = ["kill -9 of a plugin", "kill -9 of the CLI", "Ctrl-C once", "Ctrl-C twice"] as const;
 export type Fault = (typeof FAULTS)[number];
+export const isFault = (text: string): text is Fault => (FAULTS as readonly string[]).includes(text);
 
 export interface TrialResult {
     seed: number;
@@ -142,6 +144,8 @@ export interface CampaignContext {
     token: string;
     /** Progress lines for a person. */
     say(line: string): void;
+    /** Every trial's fault, instead of a random one (to explore one kind). */
+    fault?: Fault;
 }
 
 /** One trial of `seed`: see the top of this file. */
@@ -163,7 +167,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
 
     const a = generate(r, "");
     const b = mutate(r, a, "");
-    const fault = pick(r, FAULTS);
+    const drawn = pick(r, FAULTS);
+    const fault = ctx.fault ?? drawn;
     const reverted = r() < 0.5;
     const latency = int(r, 20, 150);
     const strikeAfterWrites = int(r, 0, 6);
@@ -250,9 +255,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         `${leftovers.length} left and named, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
     if (problems.length) {
-        // What every command printed, for the person replaying it.
-        const file = path.join(sb.dir, `transcript-${label}.txt`);
-        fs.writeFileSync(file, sb.transcript.join("\n"));
+        // What every command printed, and the crash journal's files, for the person replaying it.
+        const journal = path.join(sb.dir, "home", "plugins-state");
+        const files = fs.existsSync(journal) ? fs.readdirSync(journal, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()) : [];
+        const file = path.join(os.tmpdir(), `campaign-transcript-${label}-${Date.now()}.txt`);
+        fs.writeFileSync(file, [...sb.transcript, ...files.map((e) => `--- ${e.name}\n${fs.readFileSync(path.join(e.parentPath, e.name), "utf8")}`)].join("\n"));
         ctx.say(`    transcript: ${file}`);
     }
     return result;
