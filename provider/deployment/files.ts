@@ -197,53 +197,63 @@ export class ProcessFile<L> {
 
     /** The other files of the folder, each with the lines appended since the last call added to what was read. */
     peers(): Peer<L>[] {
-        let names: string[];
-        try {
-            names = fs.readdirSync(this.folder);
-        } catch {
-            return [];
-        }
-        const out: Peer<L>[] = [];
-        const here = new Set<string>();
-        for (const name of names) {
-            const named = FILE_NAME.exec(name);
-            if (!named || name === path.basename(this.file)) continue;
-            const file = path.join(this.folder, name);
-            here.add(file);
-            const known = this.read.get(file) ?? { offset: 0, rest: "", peer: { file, lines: [], touched: 0, ...(named[1] ? { takenBy: named[1] } : {}) } };
+        const out = new Map<string, Peer<L>>();
+        // A file renamed by its taker between the listing and its opening is found under its new name by listing
+        // again: what a file holds is never missed for that.
+        for (let pass = 0, missed = true; missed && pass < 3; pass++) {
+            missed = false;
+            let names: string[];
             try {
-                const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
-                try {
-                    const st = fs.fstatSync(fd);
-                    known.peer.touched = st.mtimeMs;
-                    if (st.size > known.offset) {
-                        const buf = Buffer.alloc(st.size - known.offset);
-                        fs.readSync(fd, buf, 0, buf.length, known.offset);
-                        known.offset = st.size;
-                        const text = known.rest + buf.toString("utf8");
-                        const parts = text.split("\n");
-                        known.rest = parts.pop() ?? ""; // a line being written is read once complete
-                        for (const raw of parts) {
-                            try {
-                                const line = JSON.parse(raw) as L;
-                                if (known.peer.lines.length === 0 && known.peer.writer === undefined) known.peer.writer = writerOf(line);
-                                known.peer.lines.push(line);
-                            } catch {
-                                // a torn line (the writer died mid-line): nothing of it was acted on
-                            }
+                names = fs.readdirSync(this.folder);
+            } catch {
+                return [];
+            }
+            for (const name of names) {
+                const named = FILE_NAME.exec(name);
+                const file = path.join(this.folder, name);
+                if (!named || name === path.basename(this.file) || out.has(file)) continue;
+                const peer = this.readPeer(file, named[1]);
+                if (peer) out.set(file, peer);
+                else missed = true;
+            }
+        }
+        for (const file of [...this.read.keys()]) if (!out.has(file)) this.read.delete(file);
+        return [...out.values()];
+    }
+
+    /** Reads what `file` appended since last time; undefined when it is gone (taken over, or removed at exit). */
+    private readPeer(file: string, takenBy: string | undefined): Peer<L> | undefined {
+        const known = this.read.get(file) ?? { offset: 0, rest: "", peer: { file, lines: [], touched: 0, ...(takenBy ? { takenBy } : {}) } };
+        try {
+            const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+            try {
+                const st = fs.fstatSync(fd);
+                known.peer.touched = st.mtimeMs;
+                if (st.size > known.offset) {
+                    const buf = Buffer.alloc(st.size - known.offset);
+                    fs.readSync(fd, buf, 0, buf.length, known.offset);
+                    known.offset = st.size;
+                    const text = known.rest + buf.toString("utf8");
+                    const parts = text.split("\n");
+                    known.rest = parts.pop() ?? ""; // a line being written is read once complete
+                    for (const raw of parts) {
+                        try {
+                            const line = JSON.parse(raw) as L;
+                            if (known.peer.lines.length === 0 && known.peer.writer === undefined) known.peer.writer = writerOf(line);
+                            known.peer.lines.push(line);
+                        } catch {
+                            // a torn line (the writer died mid-line): nothing of it was acted on
                         }
                     }
-                } finally {
-                    fs.closeSync(fd);
                 }
-            } catch {
-                continue; // just removed by whoever took it over
+            } finally {
+                fs.closeSync(fd);
             }
-            this.read.set(file, known);
-            out.push(known.peer);
+        } catch {
+            return undefined;
         }
-        for (const file of [...this.read.keys()]) if (!here.has(file)) this.read.delete(file);
-        return out;
+        this.read.set(file, known);
+        return known.peer;
     }
 
     /**
