@@ -49,23 +49,35 @@ function pidNamespace(): string | undefined {
     }
 }
 
-function startTime(pid: number): string | undefined {
+/** A process as /proc tells it (Linux): its state letter and its start time (clock ticks since boot). */
+function procStat(pid: number): { state: string; start: string } | undefined {
     try {
         const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        // Field 22, counted after the command name (which may hold spaces and parentheses).
-        return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+        // Fields 3 and 22, counted after the command name (which may hold spaces and parentheses).
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return { state: fields[0], start: fields[19] };
     } catch {
         return undefined;
     }
 }
 
+function startTime(pid: number): string | undefined {
+    return procStat(pid)?.start;
+}
+
+/**
+ * Whether a process of this PID namespace runs: it exists and is not a zombie. A plugin whose engine was killed
+ * is reparented, and where nothing reaps orphans (a container's PID 1 that is not an init) it stays a zombie,
+ * which signals still reach.
+ */
 function pidRuns(pid: number): boolean {
     try {
         process.kill(pid, 0);
-        return true;
     } catch (e) {
-        return (e as NodeJS.ErrnoException).code === "EPERM";
+        if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
     }
+    const state = procStat(pid)?.state;
+    return state !== "Z" && state !== "X";
 }
 
 let thisWriter: Writer | undefined;

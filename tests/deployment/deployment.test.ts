@@ -362,6 +362,28 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "legacy")).to.have.length(2);
     }));
 
+    it("a plugin left a zombie (its engine killed, nothing reaping orphans, as under a container's PID 1 that is no init) is dead: the next run names its grant", () => machine(async (stack, engine, home) => {
+        // The plugin's parent never reaps it (it execs `sleep`): once killed, the plugin stays a zombie, which
+        // signals still reach, with its start time unchanged.
+        const p = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address], command: ["sh", "-c", '"$0" "$@" & exec sleep 120', PLUGIN] });
+        try {
+            await p.configure(undefined, stack.vars());
+            const pluginPid = Number(fs.readFileSync(`/proc/${p.child.pid}/task/${p.child.pid}/children`, "utf8").trim().split(" ")[0]);
+            stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
+            p.create(MEMBER, member("zombie"), false, "zombie").catch(() => undefined);
+            expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
+            process.kill(pluginPid, "SIGKILL");
+            expect(await until(() => fs.readFileSync(`/proc/${pluginPid}/stat`, "utf8").includes(") Z ")), "a zombie").to.equal(true);
+            await engine.nextRun();
+            const next = await pluginOf(stack, engine, home);
+            await next.check(MEMBER, member("other"), {}, "other");
+            expect(await next.stop()).to.equal(0);
+            expect(saidOf(engine, "zombie"), "named by the next run").to.have.length(1);
+        } finally {
+            p.child.kill("SIGKILL");
+        }
+    }));
+
     it("two crashed runs in a row: the third names what both left (nothing is lost to a run that could not speak)", () => machine(async (stack, engine) => {
         await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("one"), false, "one"));
         await stack.nextDeployment();

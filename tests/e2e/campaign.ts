@@ -209,7 +209,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     if (!done) cli.kill("SIGKILL");
     sb.transcript.push(out);
     // The plugins end by themselves once their engine is gone.
+    const waitStart = Date.now();
     for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
+    const lingered = pidsWith(sb.pluginDir).length;
+    if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
     emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
     // Recovery, as a user does it.
