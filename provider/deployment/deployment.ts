@@ -145,6 +145,8 @@ class Knowledge {
     readonly said = new Map<string, Set<string>>();
     /** run -> items an answered operation of it will settle once delivered. */
     readonly inHand = new Map<string, Set<string>>();
+    /** Items of any operation answered in any run: the engine may hold them (its next word on them decides). */
+    readonly answered = new Set<string>();
 
     learn(line: Line, writer: string, run: string | undefined): void {
         switch (line.op) {
@@ -175,6 +177,7 @@ class Knowledge {
                 for (const i of line.items) setOf(this.said, line.run).add(i);
                 return;
             case "answered":
+                for (const i of line.items) this.answered.add(i);
                 if (run !== undefined) for (const i of line.items) setOf(this.inHand, run).add(i);
                 return;
         }
@@ -257,7 +260,7 @@ export class Deployment {
     private reportEarly(): void {
         if (this.reportedEarly || !this.file || !this.providerId) return;
         this.reportedEarly = true;
-        const work = this.report(this.iam, Date.now() + EARLY_REPORT_MS).catch((e: unknown) => {
+        const work = this.report(this.iam, Date.now() + EARLY_REPORT_MS, true).catch((e: unknown) => {
             this.log.debug(`the crash journal's report failed: ${e instanceof Error ? e.message : String(e)}`);
         });
         this.running.add(work);
@@ -582,7 +585,7 @@ export class Deployment {
      * each after a read of its parent (with the credentials of the provider that wrote it) shows it still stands, with
      * what the user runs to resolve it. Nothing is marked settled by saying it: the next run says it again.
      */
-    private async report(iam: (provider: string) => IamFetcher | undefined, deadline: number): Promise<void> {
+    private async report(iam: (provider: string) => IamFetcher | undefined, deadline: number, early = false): Promise<void> {
         if (!this.file) return;
         this.gather();
         const said = this.known.said.get(this.run) ?? new Set<string>();
@@ -592,7 +595,10 @@ export class Deployment {
         const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
             .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [l.provider] : []))));
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
-            !live.has(writerOf(i.entry)) && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)));
+            !live.has(writerOf(i.entry)) && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)) &&
+            // As the run starts, only what the engine certainly never recorded (its operation was never answered):
+            // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end.
+            !(early && this.known.answered.has(i.key)));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
