@@ -542,6 +542,12 @@ export class Deployment {
             if (!op.preview && claim) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+                // A grant written for another resource that this one's new state holds (an import of an orphan,
+                // the same grant declared twice) is held by the stack from now on.
+                if (op.kind !== "delete") {
+                    const held = new Set(claim.grants.map(grantKey));
+                    for (const i of this.known.open(claim.parent, "parent")) if (i.sign === "+" && i.entry.urn !== urn && held.has(grantKey(i.grant))) items.push(i.key);
+                }
                 // Neither settled nor said by this process: whether the engine records it is the next run's to see.
                 if (this.stopping) {
                     for (const i of items) this.answeredLate.add(i);
