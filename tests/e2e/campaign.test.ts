@@ -1,4 +1,4 @@
-// The randomized fault campaign (campaign.ts), a handful of trials: each seed's trial is replayable with
+// The randomized fault campaign (campaign.ts), a handful of trials: each seed's trials are replayable with
 // `npm run campaign -- --seed S --trials N`, which runs hundreds.
 
 import { expect } from "chai";
@@ -24,8 +24,9 @@ describe("e2e: randomized fault campaign (real CLI and YAML host)", function () 
         sb?.dispose();
     });
 
-    // A seed a run: what CI explores changes from run to run, and a failure prints the seed that replays it.
-    const seed = Number(process.env.CAMPAIGN_SEED ?? crypto.randomInt(1, 1_000_000));
+    // One seed, CAMPAIGN_SEED or a fixed one (the faults' timing still varies from run to run); `npm run campaign`
+    // explores new seeds at length.
+    const seed = Number(process.env.CAMPAIGN_SEED ?? 457283);
     it(`4 trials of seed ${seed}: no declared grant lost, nothing foreign removed, nothing left unnamed, every trial converged`, async () => {
         const results: TrialResult[] = [];
         for (let i = 0; i < 4; i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`      ${l}\n`) }, seed, i));
