@@ -68,6 +68,8 @@ const writerOf = (entry: Entry) => entry.id.slice(0, entry.id.lastIndexOf(":"));
 
 /** One grant of an entry, as it is settled: `entry|sign|grantKey`. */
 const itemKey = (entry: string, sign: Sign, grant: Grant) => `${entry}|${sign}|${grantKey(grant)}`;
+/** The entry an item key belongs to. */
+const entryOf = (item: string) => item.slice(0, item.indexOf("|"));
 
 interface Item {
     key: string;
@@ -350,7 +352,7 @@ export class Deployment {
                             this.known.holder.set(id, thisProcess().id);
                         }
                     } else if (l.op === "settled") {
-                        const items = l.items.filter((i) => this.known.entries.has(i.slice(0, i.indexOf("|"))));
+                        const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
                         if (items.length) this.append({ op: "settled", items });
                     } else if (sameRun && (l.op === "declare" || l.op === "said")) {
                         this.append(l);
@@ -520,7 +522,7 @@ export class Deployment {
      * engine's record of it settles (`scope`: the claim of the state it leaves, or of the state a Delete removed).
      */
     async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
-        base: Pick<BaseContext, "iam" | "warn">, run: (ctx: OperationContext) => Promise<T>,
+        base: BaseContext, run: (ctx: OperationContext) => Promise<T>,
         scope: (result: T) => Claim | undefined): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
@@ -653,7 +655,7 @@ export class Deployment {
         this.gather();
         const mine = thisProcess().id;
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
-            [...this.known.settled].some((i) => this.known.holder.get(i.slice(0, i.indexOf("|"))) !== mine && this.known.entries.has(i.slice(0, i.indexOf("|"))));
+            [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i)));
         const peersRun = this.runPeers().some((p) => !closedIn(p) && p.writer !== undefined && stillRuns(p.writer, p.touched));
         this.file.close(!holds && !peersRun);
         this.file = undefined;
