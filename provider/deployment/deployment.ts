@@ -35,7 +35,7 @@ import { Logger } from "../log";
 import { token } from "../tokens";
 import { PACKAGE_NAME } from "../version";
 import { Claim, conflictOf, covers, Kept, Notice, shortUrn } from "./claims";
-import { crypto, Peer, privateFolder, ProcessFile, stillRuns, thisProcess, Writer } from "./files";
+import { crypto, Peer, privateFolder, ProcessFile, thisProcess, Writer } from "./files";
 
 /** A journaled write: the grants it added and removed on one parent, for one resource. */
 interface Entry {
@@ -324,7 +324,8 @@ export class Deployment {
 
     /** The other processes whose files are here and that still run: what they hold is in flight, not orphaned. */
     private livePeers(): Set<string> {
-        return new Set((this.file?.peers() ?? []).flatMap((p) => (p.writer && stillRuns(p.writer, p.touched) ? [p.writer.id] : [])));
+        const file = this.file;
+        return new Set((file?.peers() ?? []).flatMap((p) => (p.writer && file?.runs(p) ? [p.writer.id] : [])));
     }
 
     /**
@@ -338,7 +339,7 @@ export class Deployment {
         const open = new Set(this.known.open().map((i) => i.entry.id));
         const live = this.livePeers();
         for (const peer of file.peers()) {
-            if (peer.writer ? stillRuns(peer.writer, peer.touched) : Date.now() - peer.touched < 60_000) continue;
+            if (peer.writer ? file.runs(peer) : Date.now() - peer.touched < 60_000) continue;
             if (peer.takenBy !== undefined && live.has(peer.takenBy)) continue; // being carried over right now
             const writer = peer.writer?.id ?? peer.file;
             const sameRun = runOf(peer) === this.run;
@@ -656,8 +657,10 @@ export class Deployment {
         const mine = thisProcess().id;
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
             [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i)));
-        const peersRun = this.runPeers().some((p) => !closedIn(p) && p.writer !== undefined && stillRuns(p.writer, p.touched));
-        this.file.close(!holds && !peersRun);
+        const file = this.file;
+        if (!file) return; // the closing line could not be written: the folder was given up
+        const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));
+        file.close(!holds && !peersRun);
         this.file = undefined;
     }
 }

@@ -1,15 +1,18 @@
 // The deployment's files on disk: one folder per stack under PULUMI_HOME, in which each plugin process keeps one
 // append-only file of JSON lines and reads the others'. What makes them hold:
 //   - a process is not its PID: files are named by a random id, and whether their writer still runs is told by its
-//     PID together with its start time in the same PID namespace, else by a heartbeat (the file's mtime), so a
-//     reused PID, a PID namespace or another host sharing the folder never keeps a dead process "alive" nor a live
-//     one "dead";
+//     PID together with its start time in the same PID namespace; on the same kernel (another PID namespace: a
+//     container sharing PULUMI_HOME) by its beacon, a FIFO it holds open for reading, which the kernel shows
+//     readerless the instant the process ends; else (another host) by a heartbeat (the file's mtime). So a reused
+//     PID, a PID namespace or another host sharing the folder never keeps a dead process "alive" nor a live one
+//     "dead";
 //   - folders are never removed (a process that made one but has not written yet can never lose it) and files only
 //     by a process that has taken over everything they held;
 //   - a line that guards a write is on disk (fsync) before the write is sent;
 //   - a folder that is a symbolic link, belongs to another user or is open to others is never used: the caller
 //     is told why, and runs on without it.
 
+import { execFile } from "child_process";
 import type * as Crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
@@ -39,6 +42,16 @@ export interface Writer {
     pidns?: string;
     /** The process's start time where the system tells it (Linux: clock ticks since boot). */
     start?: string;
+    /** The kernel it runs on (Linux: the boot id, the same in every PID namespace and container of one kernel). */
+    boot?: string;
+}
+
+function bootId(): string | undefined {
+    try {
+        return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
+    } catch {
+        return undefined;
+    }
 }
 
 function pidNamespace(): string | undefined {
@@ -90,19 +103,47 @@ export function thisProcess(): Writer {
         host: os.hostname(),
         pidns: pidNamespace(),
         start: startTime(process.pid),
+        boot: bootId(),
     };
     return thisWriter;
 }
 
-/** Whether the writer of a file last touched at `touched` (ms) still runs, as far as this process can tell. */
-export function stillRuns(w: Writer, touched: number, now = Date.now()): boolean {
+/** A writer's beacon in `folder`: a FIFO the writer holds open for reading while it runs. */
+const beaconOf = (folder: string, id: string) => path.join(folder, `${id}.alive`);
+
+/**
+ * What the kernel says of a writer on this kernel: whether its beacon has a reader. Opening a FIFO for writing
+ * without blocking fails with ENXIO exactly when no process holds it open for reading, and a process's files are
+ * closed by the kernel as it ends (kill -9 included), in whatever PID namespace it ran. Undefined when it cannot
+ * tell: another kernel (a FIFO does not reach across hosts), or no beacon (not made yet, or no mkfifo there).
+ */
+function beaconSays(folder: string, w: Writer): boolean | undefined {
+    if (w.boot === undefined || w.boot !== thisProcess().boot) return undefined;
+    let fd: number;
+    try {
+        fd = fs.openSync(beaconOf(folder, w.id), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "ENXIO" ? false : undefined;
+    }
+    try {
+        return fs.fstatSync(fd).isFIFO() ? true : undefined;
+    } finally {
+        fs.closeSync(fd);
+    }
+}
+
+/**
+ * Whether the writer of a file in `folder`, last touched at `touched` (ms), still runs, as far as this process can
+ * tell: its PID in this PID namespace, its beacon on this kernel, else its heartbeat.
+ */
+export function stillRuns(folder: string, w: Writer, touched: number, now = Date.now()): boolean {
     if (w.id === thisProcess().id) return true;
     if (w.host === thisProcess().host && w.pidns === thisProcess().pidns) {
         if (!pidRuns(w.pid)) return false;
         // The same PID with another start time is another process.
         if (w.start !== undefined && thisProcess().start !== undefined) return startTime(w.pid) === w.start;
     }
-    return now - touched < STALE_MS;
+    return beaconSays(folder, w) ?? now - touched < STALE_MS;
 }
 
 /**
@@ -180,6 +221,37 @@ export class ProcessFile<L> {
             fs.utimes(this.file, now, now, () => undefined); // a missed beat is only a later one
         }, HEARTBEAT_MS);
         this.heartbeat.unref();
+        this.lightBeacon();
+    }
+
+    private beacon?: number;
+
+    /**
+     * Makes this process's beacon (see beaconSays): a FIFO made under another name, opened for reading, then renamed
+     * into place, so no process ever finds it without its reader. Made off the first request's path; until it is
+     * there the heartbeat tells. The kernel closes it when the process ends; a taker of the file removes it.
+     */
+    private lightBeacon(): void {
+        if (process.platform === "win32" || thisProcess().boot === undefined) return;
+        const beacon = beaconOf(this.folder, thisProcess().id);
+        const making = `${beacon}-new`;
+        execFile("mkfifo", ["-m", "600", making], (e) => {
+            if (!e && this.fd !== undefined) {
+                try {
+                    this.beacon = fs.openSync(making, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+                    fs.renameSync(making, beacon);
+                    return;
+                } catch {
+                    // no beacon: the heartbeat tells
+                }
+            }
+            fs.rm(making, { force: true }, () => undefined);
+        });
+    }
+
+    /** Whether a peer's writer still runs (see stillRuns). */
+    runs(peer: Peer<L>): boolean {
+        return peer.writer !== undefined && stillRuns(this.folder, peer.writer, peer.touched);
     }
 
     /** Appends a line; `durable`: on disk before this returns. Throws when the disk refuses. */
@@ -287,10 +359,14 @@ export class ProcessFile<L> {
         if (this.fd === undefined) return false;
         fs.fsyncSync(this.fd);
         fs.rmSync(claimed, { force: true });
+        if (peer.writer) fs.rmSync(beaconOf(this.folder, peer.writer.id), { force: true });
         return true;
     }
 
-    /** Stops the heartbeat; removes the file when `remove` (it holds nothing another process needs). */
+    /**
+     * Stops the heartbeat; removes the file when `remove` (it holds nothing another process needs). The beacon stays
+     * lit until the process ends: it still runs, and a file it keeps is taken once it has ended.
+     */
     close(remove: boolean): void {
         if (this.heartbeat) clearInterval(this.heartbeat);
         if (this.fd !== undefined) {
@@ -301,7 +377,10 @@ export class ProcessFile<L> {
             }
         }
         this.fd = undefined;
-        if (remove) fs.rmSync(this.file, { force: true });
+        if (remove) {
+            fs.rmSync(this.file, { force: true });
+            fs.rmSync(beaconOf(this.folder, thisProcess().id), { force: true });
+        }
     }
 }
 

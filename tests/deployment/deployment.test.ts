@@ -3,6 +3,7 @@
 // for their messages, and a PULUMI_HOME shared by every run as on one user's machine.
 
 import { expect } from "chai";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { Engine, startEngine, until } from "../support/engine";
@@ -81,6 +82,45 @@ describe("one deployment, one truth", function () {
             await explicit.stop();
         }
     }));
+
+    it("a plugin killed in another PID namespace (a container sharing PULUMI_HOME) is dead at once: the next run names its write without waiting for a heartbeat", async function () {
+        try {
+            execFileSync("unshare", ["--pid", "--fork", "--kill-child", "true"], { stdio: "ignore" });
+        } catch {
+            console.log("      skipped: unshare --pid is not allowed here (a PID namespace of its own takes root)");
+            this.skip();
+        }
+        await machine(async (stack, engine, home) => {
+            const inContainer = await pluginOf(stack, engine, home, ["unshare", "--pid", "--fork", "--kill-child", PLUGIN]);
+            await inContainer.check(MEMBER, member("orphan"), {}, "orphan");
+            const files = () => fs.readdirSync(home, { recursive: true }).map(String);
+            await until(() => files().some((f) => f.endsWith(".alive")), 2000); // its beacon, made as it attached
+            const itsFile = files().find((f) => f.endsWith(".jsonl"))!;
+
+            // While it runs, a `pulumi preview` of the stack in this namespace leaves its file alone.
+            const previewEngine = await startEngine();
+            try {
+                const preview = await pluginOf(stack, previewEngine, home);
+                await preview.check(MEMBER, member("orphan"), {}, "orphan");
+                expect(await preview.stop()).to.equal(0);
+            } finally {
+                previewEngine.close();
+            }
+            expect(files(), "a live process's file is not taken").to.include(itsFile);
+
+            await dieAfterWrite(stack, inContainer, (p) => p.create(MEMBER, member("orphan"), false, "orphan"));
+            const killed = Date.now();
+            await engine.nextRun();
+            const next = await pluginOf(stack, engine, home);
+            await next.check(MEMBER, member("other"), {}, "other");
+            await next.create(MEMBER, member("other"), false, "other");
+            expect(await next.stop()).to.equal(0);
+            // Well within the heartbeat's 15 s: only the kernel's word can have told it.
+            expect(Date.now() - killed).to.be.below(10_000);
+            expect(saidOf(engine, "orphan"), "the orphan was named").to.have.length(1);
+            expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("orphan"), grant("other")]);
+        });
+    });
 
     it("a dead process whose PID a new process got is dead all the same: its unanswered write is reported, never removed", async function () {
         const lastPid = "/proc/sys/kernel/ns_last_pid";
