@@ -23,8 +23,8 @@ export interface Claim {
 export interface Kept {
     /** The resource (URN) that declares the whole policy, if any. */
     policy?: string;
-    /** grantKey → the resource (URN) that declares the grant. */
-    grants: Map<string, string>;
+    /** The resource (URN) that declares the grant of this grantKey, if any. */
+    declaredBy(key: string): string | undefined;
 }
 
 /**
@@ -86,4 +86,67 @@ export function conflictOf(mine: Claim, theirs: Claim): { kind: string; message(
             "compares emails without regard to case): remove one of the two resources. While both are declared, " +
             "deleting one leaves the grant in place for the other.",
     };
+}
+
+interface ParentClaims {
+    all: Map<string, Claim>;
+    policies: Map<string, Claim>;
+    /** roleKey → URN → claim, for Bindings and Members apart. */
+    bindings: Map<string, Map<string, Claim>>;
+    members: Map<string, Map<string, Claim>>;
+    /** grantKey → URN → claim of every resource that declares the grant. */
+    grants: Map<string, Map<string, Claim>>;
+}
+
+function inner<K, V>(m: Map<K, Map<string, V>>, key: K): Map<string, V> {
+    let v = m.get(key);
+    if (!v) m.set(key, (v = new Map()));
+    return v;
+}
+
+/**
+ * Every resource's current claim, indexed by parent, role and grant: a Check looks only at the claims it can fight
+ * with, and a Delete asks about its own grants, so neither scans the run's every claim (a stack of thousands).
+ */
+export class ClaimIndex {
+    private readonly byUrn = new Map<string, Claim>();
+    private readonly parents = new Map<string, ParentClaims>();
+
+    set(urn: string, claim: Claim): void {
+        const old = this.byUrn.get(urn);
+        if (old) this.place(urn, old, false);
+        this.byUrn.set(urn, claim);
+        this.place(urn, claim, true);
+    }
+
+    private place(urn: string, c: Claim, add: boolean): void {
+        let p = this.parents.get(c.parent);
+        if (!p) this.parents.set(c.parent, (p = { all: new Map(), policies: new Map(), bindings: new Map(), members: new Map(), grants: new Map() }));
+        const role = roleKey(c.role ?? "", c.condition);
+        const maps = [p.all, ...(c.scope === "policy" ? [p.policies] : [inner(c.scope === "binding" ? p.bindings : p.members, role)]),
+            ...c.grants.map((g) => inner(p.grants, grantKey(g)))];
+        for (const m of maps) {
+            if (add) m.set(urn, c);
+            else m.delete(urn);
+        }
+    }
+
+    /** The claims that may fight with `c` (conflictOf judges): on its parent, a Policy, or one of its role or grants. */
+    *rivals(c: Claim): Iterable<[string, Claim]> {
+        const p = this.parents.get(c.parent);
+        if (!p) return;
+        if (c.scope === "policy") return yield* p.all;
+        const role = roleKey(c.role ?? "", c.condition);
+        yield* p.policies;
+        yield* p.bindings.get(role) ?? [];
+        if (c.scope === "binding") yield* p.members.get(role) ?? [];
+        else for (const g of c.grants) yield* p.grants.get(grantKey(g)) ?? [];
+    }
+
+    /** What the claims declare on `parent`, for a Delete. */
+    kept(parent: string): Kept {
+        const p = this.parents.get(parent);
+        const first = (m: Map<string, Claim> | undefined) => (m?.size ? m.keys().next().value : undefined);
+        return { policy: first(p?.policies), declaredBy: (key) => first(p?.grants.get(key)) };
+    }
 }

@@ -34,7 +34,7 @@ import { Policy } from "../iam/policy";
 import { Logger } from "../log";
 import { token } from "../tokens";
 import { PACKAGE_NAME } from "../version";
-import { Claim, conflictOf, covers, Kept, Notice, shortUrn } from "./claims";
+import { Claim, ClaimIndex, conflictOf, covers, Kept, Notice, shortUrn } from "./claims";
 import { crypto, Peer, privateFolder, ProcessFile, thisProcess, Writer } from "./files";
 
 /** A journaled write: the grants it added and removed on one parent, for one resource. */
@@ -214,7 +214,7 @@ export class Deployment {
     /** This process's provider: its URN and endpoint (Configure), so a journaled write is checked where it was made. */
     private providerId = "";
     /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
-    private readonly claims = new Map<string, Claim>();
+    private readonly claims = new ClaimIndex();
     private readonly own = new Set<string>();
     /** How many lines of each other file are learnt already. */
     private readonly gathered = new Map<string, number>();
@@ -394,8 +394,8 @@ export class Deployment {
         this.append({ op: "declare", urn, claim });
         this.gather();
         const notices: Notice[] = [];
-        for (const [other, theirs] of this.claims) {
-            if (other === urn || theirs.parent !== claim.parent) continue;
+        for (const [other, theirs] of this.claims.rivals(claim)) {
+            if (other === urn) continue;
             const conflict = conflictOf(claim, theirs);
             if (!conflict) continue;
             const pair = [urn, other].sort().join("\n") + `\n${conflict.kind}`;
@@ -412,13 +412,7 @@ export class Deployment {
      */
     private kept(parent: string): Kept {
         this.gather();
-        const kept: Kept = { grants: new Map() };
-        for (const [urn, claim] of this.claims) {
-            if (claim.parent !== parent) continue;
-            if (claim.scope === "policy") kept.policy = urn;
-            for (const g of claim.grants) kept.grants.set(grantKey(g), urn);
-        }
-        return kept;
+        return this.claims.kept(parent);
     }
 
     /**

@@ -167,6 +167,7 @@ export class IamFetcher {
             get batching() {
                 return fetcher.options.batching;
             },
+            quotaWaitMs: () => fetcher.pacer.waitMs(),
             get signals() {
                 return { reading: fetcher.reading.signal, waiting: fetcher.waiting.signal };
             },

@@ -7,6 +7,8 @@
 //   running      whether a cycle loop is under way (gathering, reading, writing)
 //   last         the policy as the last cycle left it (Google's answer to its write, or its read); kept only
 //                while changes keep coming, as the next cycle's starting point when batching is enabled
+//   pace         when changes arrive: the last arrival, the typical gap between arrivals, and the most changes
+//                outstanding at once (see gather)
 //   unconfirmed  the last write no read has shown yet, and what a read must show for it
 //   shared       a read in flight that identical reads join
 //
@@ -14,13 +16,17 @@
 //   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
 //             when that write is confirmed). A cycle loop starts if none runs. A change waiting past its
 //             requestTimeout fails, saying whether other changes held it up.
-//   gather    Before each cycle, the gathering window (config `batching.sendAfter`, 40 ms unless set) for
-//             company; after a cycle that answered k callers, more in 10 ms steps until k new changes wait or
-//             REFILL_MS (or the window, if longer) have passed in all (the engine sends the next ones as it hears
-//             back): batches fill to the engine's parallelism. Changes that arrive while a cycle reads or writes
-//             wait for the next cycle, so a batch also grows during a write. With `batching.enableBatching` false
-//             there is no gathering: each cycle takes the oldest change alone, so every change gets its own read
-//             and write, in arrival order.
+//   gather    A cycle waits for company while the engine is still sending (config `batching.sendAfter`, 40 ms
+//             unless set, is the least the first batch of a loop waits). It goes when no change has come for a pause
+//             of twice the typical gap between arrivals (the engine's own pace: with hundreds of resources it saves
+//             its checkpoint before and after every step, so changes trickle in); after a cycle, already after one
+//             gap once as many wait as this policy ever had outstanding at once (the engine's parallelism as this
+//             policy meets it: it sends nothing more until it hears back); or once the oldest has waited HOLD_MS.
+//             After a cycle the loop lingers for the next change as long as the engine takes to save the steps
+//             answered and send the next (twice a gap per change answered), keeping the policy it wrote: the next cycle needs no read. With the API's
+//             quota learned, a cycle waits for its turn before it takes its batch, so changes that come meanwhile
+//             join it. With `batching.enableBatching` false there is no gathering: each cycle takes the oldest
+//             change alone, so every change gets its own read and write, in arrival order.
 //   cycle     One read (none when `last` is set and batching is enabled: the etag still guards the write), every
 //             change applied in arrival order (each a pure function of the policy: it is run again after a 409 or
 //             a split), one write with the read's etag. A 409 redoes the whole batch from a fresh read after a
@@ -83,6 +89,8 @@ export interface PolicyApi {
     readonly requestTimeoutSetting: string;
     /** Config `batching`: see `gather`. */
     readonly batching: Batching;
+    /** How long (ms) until the API's quota admits a call, when it is known to be the limit (0: now). */
+    quotaWaitMs?(): number;
     /** Aborted by the engine's Cancel (and, for `reading`, by shutdown); replaced afterwards. */
     readonly signals: { reading: AbortSignal; waiting: AbortSignal };
     /** Keeps work a shutdown must wait for (writes sent, confirmations). */
@@ -123,8 +131,11 @@ export interface Batching {
     sendAfterMs: number;
 }
 
-/** See `gather`. */
-const REFILL_MS = 150;
+/** See `gather`: the longest a change waits for company; a pause longer than BURST_GAP_MS starts a new burst. */
+const HOLD_MS = 2000;
+const BURST_GAP_MS = 2000;
+/** Gathering looks for arrivals this often. */
+const STEP_MS = 10;
 /** See `confirm`. */
 const CONFIRM_READS = 5;
 const CONFIRM_INTERVAL_MS = 500;
@@ -135,6 +146,8 @@ interface Pending {
     opts: ChangeOptions;
     /** The caller's own deadline (its requestTimeout from when it asked). */
     deadline: number;
+    /** When it arrived. */
+    at: number;
     resolve(policy: Policy): void;
     reject(error: unknown): void;
 }
@@ -176,6 +189,14 @@ export class ParentPolicy {
     private inCycle = false;
     private cycles = 0;
     private last?: Policy;
+    /** See `pace`. */
+    private lastArrival = 0;
+    /** The typical gap between arrivals (the engine's pace). */
+    private typicalGap?: number;
+    /** How many changes the last cycle answered. */
+    private answered = 0;
+    private peak = 0;
+    private inBatch = 0;
     private unconfirmed?: Unconfirmed;
     private shared?: Promise<Policy>;
 
@@ -208,11 +229,14 @@ export class ParentPolicy {
 
     /** Applies `change` in the next cycle; resolves with Google's answer to the write (or the read, when nothing changed). */
     change(change: Change, opts: ChangeOptions = {}): Promise<Policy> {
-        const deadline = Date.now() + this.api.requestTimeoutMs;
+        const now = Date.now();
+        const deadline = now + this.api.requestTimeoutMs;
+        this.arrived(now);
         let expiry: NodeJS.Timeout | undefined;
         const result = new Promise<Policy>((resolve, reject) => {
-            const entry: Pending = { change, opts, deadline, resolve, reject };
+            const entry: Pending = { change, opts, deadline, at: now, resolve, reject };
             this.waiting.push(entry);
+            this.peak = Math.max(this.peak, this.waiting.length + this.inBatch);
             const cyclesBefore = this.cycles;
             expiry = setTimeout(() => {
                 if (!this.remove(entry)) return;
@@ -227,6 +251,26 @@ export class ParentPolicy {
         return result;
     }
 
+    /** See `pace`: a pause past BURST_GAP_MS forgets the pace. */
+    private arrived(now: number): void {
+        const gap = now - this.lastArrival;
+        this.typicalGap = gap >= BURST_GAP_MS ? undefined : this.typicalGap === undefined ? gap : 0.8 * this.typicalGap + 0.2 * gap;
+        this.lastArrival = now;
+    }
+
+    /**
+     * See `gather`: how long after a cycle the next change may still come. The engine saves each answered step
+     * before it sends the next, one save at a time: about one gap per change answered, and one more.
+     */
+    private linger(): number {
+        return Math.min(HOLD_MS, Math.max(this.pause(), 2 * (this.answered + 1) * (this.typicalGap ?? 0)));
+    }
+
+    /** See `gather`: how long without an arrival means the engine has sent what it will until it hears back. */
+    private pause(): number {
+        return Math.min(HOLD_MS, Math.max(this.api.batching.sendAfterMs, 2 * (this.typicalGap ?? 0)));
+    }
+
     private remove(entry: Pending): boolean {
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
@@ -239,20 +283,23 @@ export class ParentPolicy {
         this.running = true;
         const waiting = this.api.signals.waiting;
         try {
-            for (let released = 0; ;) {
-                if (!await this.gather(released, waiting)) {
+            for (let cycled = false; ;) {
+                if (!await this.gather(cycled, waiting)) {
                     for (const p of this.waiting.splice(0)) p.reject(cancelled(this.name));
                     break;
                 }
                 if (this.waiting.length === 0) break;
                 const batch = this.api.batching.enabled ? this.waiting.splice(0) : this.waiting.splice(0, 1);
-                released = batch.length;
                 this.inCycle = true;
+                this.inBatch = batch.length;
                 try {
                     await this.runBatch(batch);
                 } finally {
+                    this.answered = batch.length;
                     this.inCycle = false;
+                    this.inBatch = 0;
                     this.cycles++;
+                    cycled = true;
                 }
             }
         } finally {
@@ -263,13 +310,30 @@ export class ParentPolicy {
         }
     }
 
-    /** See `gather`; false when cancelled. */
-    private async gather(released: number, signal: AbortSignal): Promise<boolean> {
-        const { enabled, sendAfterMs } = this.api.batching;
-        if (!enabled) return !signal.aborted;
-        if (!await sleep(sendAfterMs, signal)) return false;
-        for (let waited = sendAfterMs; this.waiting.length < released && waited < REFILL_MS; waited += 10) {
-            if (!await sleep(10, signal)) return false;
+    /** See `gather` (`cycled`: a cycle just ended, so the loop lingers); false when cancelled. */
+    private async gather(cycled: boolean, signal: AbortSignal): Promise<boolean> {
+        if (!this.api.batching.enabled) return !signal.aborted;
+        const since = Date.now();
+        while (this.waiting.length === 0) {
+            if (!cycled || Date.now() - Math.max(since, this.lastArrival) >= this.linger()) return !signal.aborted;
+            if (!await sleep(STEP_MS, signal)) return false;
+        }
+        for (;;) {
+            const now = Date.now();
+            const oldest = this.waiting[0]?.at ?? now;
+            const quiet = now - this.lastArrival;
+            // All that was ever outstanding at once is here: half the pause tells whether the engine has more.
+            const all = this.peak >= 2 && this.waiting.length >= this.peak && quiet >= (this.typicalGap ?? 0);
+            // The first batch of a loop waits out the window: that is how company is found.
+            const windowOver = now - oldest >= this.api.batching.sendAfterMs;
+            if (this.waiting.length === 0 || (cycled && all) || (windowOver && quiet >= this.pause()) || now - oldest >= HOLD_MS) break;
+            if (!await sleep(STEP_MS, signal)) return false;
+        }
+        // The quota's turn is waited for before the batch is taken: what comes meanwhile joins it.
+        for (let ms = this.api.quotaWaitMs?.() ?? 0; ms > 0 && this.waiting.length; ms = this.api.quotaWaitMs?.() ?? 0) {
+            const room = Math.min(...this.waiting.map((p) => p.deadline)) - Date.now();
+            if (ms >= room) break; // the write's own admission says why it cannot be sent in time
+            if (!await sleep(ms, signal)) return false;
         }
         return true;
     }

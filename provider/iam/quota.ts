@@ -97,14 +97,28 @@ export class Pacer {
         return mine;
     }
 
+    /** How long (ms) until a call would be admitted, once a quota is known (0: now, or no quota known). */
+    waitMs(): number {
+        const quota = this.quota;
+        if (!quota) return 0;
+        const now = this.now();
+        while (this.sent.length && this.sent[0] <= now - quota.windowMs) this.sent.shift();
+        return Math.max(0, this.roomAt(quota) - now);
+    }
+
+    /** When the next call fits: after a pause, and once the oldest call of a full window has left it. */
+    private roomAt(quota: QuotaAnswer): number {
+        // The oldest call leaves the window a little after windowMs (clocks differ; Google counts on arrival).
+        return Math.max(this.pausedUntil, this.sent.length >= quota.limit ? this.sent[0] + quota.windowMs + 250 : 0);
+    }
+
     private async waitForRoom(learned: QuotaAnswer, deadline: number, sleep: (ms: number) => Promise<boolean>, cancelled: () => Error):
         Promise<Admission> {
         for (;;) {
             const now = this.now();
             const quota = this.quota ?? learned; // a later answer may have named another limit
             while (this.sent.length && this.sent[0] <= now - quota.windowMs) this.sent.shift();
-            // The oldest call leaves the window a little after windowMs (clocks differ; Google counts on arrival).
-            const at = Math.max(this.pausedUntil, this.sent.length >= quota.limit ? this.sent[0] + quota.windowMs + 250 : 0);
+            const at = this.roomAt(quota);
             if (at <= now) return this.record();
             if (at > deadline) throw new QuotaWait(quota, at - now);
             if (!await sleep(at - now)) throw cancelled();

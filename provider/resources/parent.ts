@@ -62,7 +62,7 @@ export function keptGrants(ctx: ResourceContext, parent: string) {
     return {
         kept,
         keeps(grant: Grant): boolean {
-            const by = kept.grants.get(grantKey(grant));
+            const by = kept.declaredBy(grantKey(grant));
             if (by !== undefined) left.set(grantKey(grant), { grant, by });
             return by !== undefined;
         },

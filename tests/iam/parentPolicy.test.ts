@@ -29,6 +29,11 @@ class FakeApi implements PolicyApi {
     requestTimeoutSetting = "cloud:requestTimeout";
     /** The config's default (`batching` unset). */
     batching: Batching = { enabled: true, sendAfterMs: 40 };
+    /** When the quota admits the next call (ms since the epoch; 0: now). */
+    quotaAt = 0;
+    quotaWaitMs(): number {
+        return Math.max(0, this.quotaAt - Date.now());
+    }
     private reading = new AbortController();
     private waiting = new AbortController();
 
@@ -202,6 +207,49 @@ describe("one policy's life (ParentPolicy)", function () {
         await Promise.all(changes);
         expect(Date.now() - started).to.be.at.least(200);
         expect(api.calls).to.deep.equal(["read", "write@e0"]);
+    });
+
+    /**
+     * The engine as it runs a large stack: `parallel` workers, each saving its checkpoint before and after every
+     * step under one lock (`saveMs` each), so changes trickle in one at a time at its pace.
+     */
+    async function engineSends(n: number, parallel: number, saveMs: number, send: (i: number) => Promise<unknown>): Promise<void> {
+        let lock: Promise<unknown> = Promise.resolve();
+        const save = () => (lock = lock.then(() => sleep(saveMs)));
+        let next = 0;
+        await Promise.all(Array.from({ length: parallel }, async () => {
+            while (next < n) {
+                const i = next++;
+                await save();
+                await send(i);
+                await save();
+            }
+        }));
+    }
+
+    for (const saveMs of [15, 60]) {
+        it(`gather: changes that trickle in at the engine's pace (8 workers, ${saveMs} ms per checkpoint) share writes near the floor of one per 8`, async () => {
+            await engineSends(80, 8, saveMs, (i) => pp.change(add(`user:m${i}@x.com`)));
+            await api.confirmed();
+            const writes = api.calls.filter((c) => c.startsWith("write")).length;
+            const reads = api.calls.filter((c) => c === "read").length;
+            expect(members()).to.have.length(80);
+            expect(writes, api.calls.join(" ")).to.be.at.most(15); // 1.5 x 80 / 8
+            // One read to start and one to confirm the last write, and a loop that ended while the pace was learned.
+            expect(reads, api.calls.join(" ")).to.be.at.most(4);
+        });
+    }
+
+    it("gather: a cycle that waits for the quota's turn takes the changes that come meanwhile", async () => {
+        api.quotaAt = Date.now() + 400;
+        const changes = [pp.change(add("user:a@x.com"))];
+        await sleep(150);
+        changes.push(pp.change(add("user:b@x.com")));
+        await sleep(150);
+        changes.push(pp.change(add("user:c@x.com")));
+        await Promise.all(changes);
+        expect(api.calls).to.deep.equal(["read", "write@e0"]);
+        expect(members()).to.deep.equal(["user:a@x.com", "user:b@x.com", "user:c@x.com"]);
     });
 
     describe("with batching disabled (enableBatching: false)", () => {
