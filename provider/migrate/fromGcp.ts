@@ -1,8 +1,13 @@
 // `pulumi-resource-cloud migrate-from-gcp`: turns a `pulumi stack export` of a stack that uses Pulumi GCP's six
 // Endpoints IAM resources into the `pulumi stack import` input of the same stack on this package. Each
 // `gcp:endpoints/…` IAM resource becomes its `cloud:endpoints/…` twin under the same name, with the inputs and
-// outputs a refresh by this plugin would write, this package's ID instead of Terraform's, and a `cloud` provider;
-// parents and dependencies are kept. Anything it does not understand is refused, naming it, and nothing is written.
+// outputs a refresh by this plugin would write, this package's ID instead of Terraform's, and a `cloud` provider:
+// the default one for those on Pulumi GCP's default provider, and beside each explicit gcp provider they use, a
+// `cloud` one of the same name with the settings this package shares. A URN carries its ancestors' types, so a
+// migrated resource's descendants (a Member parented by a Binding, anything under it) are renamed too, and every
+// reference to a renamed URN follows: parent, dependencies, propertyDependencies, deletedWith, aliases, provider
+// references. The options the engine keeps in state (protect, retainOnDelete, customTimeouts, deletedWith) carry
+// over as they are. Anything it does not understand is refused, naming it, and nothing is written.
 
 import { randomUUID } from "crypto";
 import { configProperties, isConfigKey, isEngineKey } from "../config";
@@ -49,10 +54,27 @@ function plain(v: Value | undefined, where: string): { value: Value | undefined;
 const secretOf = (v: Value): PropertyMap => ({ [SECRET_SIG_KEY]: SECRET_SIG_VALUE, plaintext: JSON.stringify(v) });
 
 export interface MigrateOptions {
-    /** The provider reference (`URN::ID`) of an explicit `cloud` provider in the export; default: one made in the file. */
+    /**
+     * The provider reference (`URN::ID`) of an explicit `cloud` provider in the export, for the resources on Pulumi
+     * GCP's default provider; default: one made in the file.
+     */
     provider?: string;
     /** The ID of the default provider made (a random UUID otherwise). */
     providerId?: string;
+    /** The IDs of the explicit providers made, in order (random UUIDs otherwise). */
+    providerIds?: string[];
+}
+
+/** An explicit Pulumi GCP provider the migrated resources used, and the `cloud` provider made beside it. */
+export interface ExplicitProvider {
+    /** The gcp provider's URN. */
+    gcp: string;
+    /** The cloud provider's name (the gcp one's, unless a cloud provider has it). */
+    name: string;
+    /** The settings it took from the gcp provider's inputs; a secret's value is not given. */
+    settings: { key: string; secret: boolean; value?: Value }[];
+    /** The gcp provider is gone from the state: only migrated resources used it. */
+    replaced?: boolean;
 }
 
 /** A config key the made `cloud` provider took from Pulumi GCP's: the user sets `gcp:<key>`'s value as `cloud:<key>`. */
@@ -72,6 +94,8 @@ export interface Migration {
      * reaches Google as Pulumi GCP did. Empty when no provider was made.
      */
     carried: CarriedKey[];
+    /** The explicit `cloud` providers made, one per explicit Pulumi GCP provider of the migrated resources. */
+    providers: ExplicitProvider[];
 }
 
 /** The migrated deployment (`pulumi stack import` input), or a MigrationError. */
@@ -91,26 +115,37 @@ export function migrateFromGcp(exported: Value, opts: MigrateOptions = {}): Migr
     const resources = deployment.resources ?? [];
     if (!Array.isArray(resources) || !resources.every(isObject)) throw new MigrationError("the export's `deployment.resources` is not a list of resources");
 
-    const urns = new Map<string, string>();
-    const migratedAt: number[] = [];
-    resources.forEach((r, i) => {
-        const t = MIGRATED_TYPES.find((x) => x.gcp === r.type);
-        if (!t || typeof r.urn !== "string") return;
-        const at = r.urn.lastIndexOf("::");
-        const head = r.urn.slice(0, at);
-        if (!head.endsWith(t.gcp)) throw new MigrationError(`${r.urn}: its URN does not end with its type ${t.gcp}`);
-        urns.set(r.urn, `${head.slice(0, -t.gcp.length)}${t.ours}${r.urn.slice(at)}`);
-        migratedAt.push(i);
-    });
-    if (!migratedAt.length) return { result: exported, migrated: 0, carried: [] };
-    for (const r of resources) {
-        const parent = typeof r.parent === "string" ? r.parent : undefined;
-        if (parent && urns.has(parent)) throw new MigrationError(`${String(r.urn)} is a child of ${parent}, which is migrated: its URN would change too; not supported`);
-    }
-
+    const migratedAt = resources.flatMap((r, i) => (MIGRATED_TYPES.some((x) => x.gcp === r.type) ? [i] : []));
+    if (!migratedAt.length) return { result: exported, migrated: 0, carried: [], providers: [] };
     const first = resources[migratedAt[0]];
     const [, stack, project] = /^urn:pulumi:([^:]+)::([^:]+)::/.exec(String(first.urn)) ?? [];
     if (!stack) throw new MigrationError(`${String(first.urn)} is not a Pulumi URN`);
+    const taken = new Set(resources.map((r) => String(r.urn)));
+
+    // Explicit Pulumi GCP providers the migrated resources use: each gets a `cloud` twin beside it (the gcp one
+    // stays for what else uses it), its settings this package shares.
+    const twins = new Map<string, { made: PropertyMap; ref: string; explicit: ExplicitProvider }>();
+    for (const i of migratedAt) {
+        const ref = typeof resources[i].provider === "string" ? String(resources[i].provider) : "";
+        const gcp = providerOf(resources, ref);
+        if (!gcp || isDefaultProvider(String(gcp.urn)) || twins.has(ref)) continue;
+        const { head, name } = splitUrn(String(gcp.urn));
+        const cloudHead = `${head.slice(0, head.length - GCP_PROVIDER_TYPE.length)}${PROVIDER_TYPE}`;
+        let twinName = name;
+        while (taken.has(`${cloudHead}::${twinName}`)) twinName = `${twinName}-cloud`;
+        const urn = `${cloudHead}::${twinName}`;
+        taken.add(urn);
+        const settings = sharedSettings(gcp, String(gcp.urn));
+        const props = { ...settings, version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
+        const id = opts.providerIds?.shift() ?? randomUUID();
+        const made: PropertyMap = { urn, custom: true, id, type: PROVIDER_TYPE, inputs: props, outputs: props,
+            ...(gcp.parent !== undefined ? { parent: gcp.parent } : {}) };
+        twins.set(ref, { made, ref: `${urn}::${id}`, explicit: { gcp: String(gcp.urn), name: twinName,
+            settings: Object.keys(settings).map((key) => ({ key, secret: isSecret(settings[key]), value: isSecret(settings[key]) ? undefined : settings[key] })) } });
+    }
+
+    // The default `cloud` provider, for the migrated resources on Pulumi GCP's default provider (or on none).
+    const onDefault = migratedAt.filter((i) => !twins.has(String(resources[i].provider ?? "")));
     const providerName = `default_${PACKAGE_VERSION.replace(/\./g, "_")}`;
     const providerUrn = `urn:pulumi:${stack}::${project}::${PROVIDER_TYPE}::${providerName}`;
     const existing = resources.find((r) => r.urn === providerUrn);
@@ -125,48 +160,98 @@ export function migrateFromGcp(exported: Value, opts: MigrateOptions = {}): Migr
         }
     } else if (existing) {
         provider = `${providerUrn}::${String(existing.id)}`;
-    } else {
+    } else if (onDefault.length) {
         const id = opts.providerId ?? randomUUID();
-        const config = gcpDefaultConfig(resources, resources[migratedAt[0]]);
+        const config = gcpDefaultConfig(resources, resources[onDefault[0]]);
         for (const key of Object.keys(config)) carried.push({ key, secret: isSecret(config[key]) });
         const props = { ...config, version: PACKAGE_VERSION, pluginDownloadURL: PLUGIN_DOWNLOAD_URL };
         made = { urn: providerUrn, custom: true, id, type: PROVIDER_TYPE, inputs: props, outputs: props };
         provider = `${providerUrn}::${id}`;
     }
 
+    // Every URN whose type chain holds a migrated type: a migrated resource's, and its descendants' (a URN carries
+    // its ancestors' types), renamed together with every reference to them.
+    const urns = new Map<string, string>();
+    for (const r of resources) {
+        const urn = String(r.urn);
+        const { head, name } = splitUrn(urn);
+        const at = head.lastIndexOf("::") + 2;
+        const chain = head.slice(at).split("$");
+        if (r.type !== undefined && chain[chain.length - 1] !== r.type) throw new MigrationError(`${urn}: its URN does not end with its type ${String(r.type)}`);
+        const renamed = chain.map((t) => MIGRATED_TYPES.find((x) => x.gcp === t)?.ours ?? t);
+        if (renamed.every((t, i) => t === chain[i])) continue;
+        const next = `${head.slice(0, at)}${renamed.join("$")}::${name}`;
+        if (taken.has(next)) throw new MigrationError(`${urn} would become ${next}, which the stack already holds: rename one of the two first`);
+        urns.set(urn, next);
+    }
     const rename = (u: Value | undefined): Value | undefined => (typeof u === "string" ? urns.get(u) ?? u : u);
+    // A provider reference is `URN::ID`.
+    const renameRef = (ref: string): string => {
+        const at = ref.lastIndexOf("::");
+        return `${urns.get(ref.slice(0, at)) ?? ref.slice(0, at)}${ref.slice(at)}`;
+    };
+    const renameAll = (v: Value | undefined): Value | undefined => (Array.isArray(v) ? v.map((d) => rename(d) ?? null) : v);
+
+    // An explicit gcp provider only migrated resources used is replaced by its twin: left in state, the engine
+    // would plan its delete (a change) once the program no longer declares it.
+    const stillUsed = new Set(resources.filter((r) => !MIGRATED_TYPES.some((x) => x.gcp === r.type)).map((r) => String(r.provider ?? "")));
+    const replaced = new Set([...twins.entries()].filter(([ref]) => !stillUsed.has(ref)).map(([, tw]) => tw.explicit.gcp));
+    for (const tw of twins.values()) tw.explicit.replaced = replaced.has(tw.explicit.gcp);
     const out: PropertyMap[] = [];
     resources.forEach((r, i) => {
-        if (made && i === migratedAt[0]) out.push(made);
+        if (made && i === onDefault[0]) out.push(made);
+        if (replaced.has(String(r.urn))) {
+            for (const tw of twins.values()) if (tw.explicit.gcp === r.urn) out.push({ ...tw.made, ...(tw.made.parent !== undefined ? { parent: rename(tw.made.parent) ?? null } : {}) });
+            return;
+        }
         const t = MIGRATED_TYPES.find((x) => x.gcp === r.type);
         const renamed: PropertyMap = {
             ...r,
+            urn: rename(r.urn) ?? null,
             ...(r.parent !== undefined ? { parent: rename(r.parent) ?? null } : {}),
-            ...(Array.isArray(r.dependencies) ? { dependencies: r.dependencies.map((d) => rename(d) ?? null) } : {}),
+            ...(Array.isArray(r.dependencies) ? { dependencies: renameAll(r.dependencies) ?? null } : {}),
+            ...(typeof r.deletedWith === "string" ? { deletedWith: rename(r.deletedWith) ?? null } : {}),
+            ...(Array.isArray(r.aliases) ? { aliases: renameAll(r.aliases) ?? null } : {}),
+            ...(typeof r.provider === "string" && r.provider !== "" ? { provider: renameRef(r.provider) } : {}),
         };
         if (isObject(r.propertyDependencies)) {
-            renamed.propertyDependencies = Object.fromEntries(Object.entries(r.propertyDependencies)
-                .map(([k, ds]) => [k, Array.isArray(ds) ? ds.map((d) => rename(d) ?? null) : ds]));
+            renamed.propertyDependencies = Object.fromEntries(Object.entries(r.propertyDependencies).map(([k, ds]) => [k, renameAll(ds) ?? null]));
         }
-        out.push(t ? convert(renamed, t, urns.get(String(r.urn)) ?? "", provider ?? "") : renamed);
+        const twin = t ? twins.get(String(r.provider ?? "")) : undefined;
+        out.push(t ? convert(renamed, t, String(renamed.urn), twin?.ref ?? provider ?? "") : renamed);
+        // A cloud twin right after its gcp provider: before every resource that uses it.
+        for (const tw of twins.values()) if (tw.explicit.gcp === r.urn) out.push({ ...tw.made, ...(tw.made.parent !== undefined ? { parent: rename(tw.made.parent) ?? null } : {}) });
     });
-    return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length, carried };
+    const providers = [...twins.values()].map((tw) => tw.explicit);
+    return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length, carried, providers };
 }
 
-/**
- * The inputs of Pulumi GCP's default provider that `first` (a migrated resource) uses, for the keys this package
- * also has (`project`, `credentials`, `accessToken`, the endpoints, …): the engine writes a default provider's
- * inputs from the stack's `gcp:` config. A key this package keeps secret is kept secret. None when `first` uses
- * an explicit Pulumi GCP provider (its settings are the program's, not stack config).
- */
-function gcpDefaultConfig(resources: PropertyMap[], first: PropertyMap): PropertyMap {
-    const ref = typeof first.provider === "string" ? first.provider : "";
+const GCP_PROVIDER_TYPE = "pulumi:providers:gcp";
+
+/** A URN as `head::name`: the head is `urn:pulumi:STACK::PROJECT::TYPE-CHAIN` (a name may hold "::" itself). */
+function splitUrn(urn: string): { head: string; name: string } {
+    const m = /^(urn:pulumi:[^:]+::[^:]+::[^:]+(?::[^:]+)*?)::(.*)$/s.exec(urn);
+    if (!m) throw new MigrationError(`${urn} is not a Pulumi URN`);
+    return { head: m[1], name: m[2] };
+}
+
+/** The Pulumi GCP provider resource a provider reference (`URN::ID`) names, if it names one. */
+function providerOf(resources: PropertyMap[], ref: string): PropertyMap | undefined {
     const urn = ref.slice(0, ref.lastIndexOf("::"));
-    const gcp = resources.find((r) => r.urn === urn && r.type === "pulumi:providers:gcp");
-    if (!gcp || !/::default(_[0-9_]+)?$/.test(urn) || !isObject(gcp.inputs)) return {};
+    return resources.find((r) => r.urn === urn && r.type === GCP_PROVIDER_TYPE);
+}
+
+/** A default provider's URN ends with `default` or `default_<version>`. */
+const isDefaultProvider = (urn: string) => /::default(_[0-9_]+)?$/.test(urn);
+
+/**
+ * The inputs of a Pulumi GCP provider resource for the keys this package also has (`project`, `credentials`,
+ * `accessToken`, the endpoints, …), in the order this package declares them. A key this package keeps secret is
+ * kept secret.
+ */
+function sharedSettings(gcp: PropertyMap, urn: string): PropertyMap {
     const out: PropertyMap = {};
-    const inputs = gcp.inputs;
-    // In the order this package declares its keys.
+    const inputs = isObject(gcp.inputs) ? gcp.inputs : {};
     for (const key of Object.keys(configProperties)) {
         const value = inputs[key];
         if (!isConfigKey(key) || isEngineKey(key) || value === null || value === undefined) continue;
@@ -177,6 +262,19 @@ function gcpDefaultConfig(resources: PropertyMap[], first: PropertyMap): Propert
         out[key] = configProperties[key].secret === true && !wrapped ? secretOf(value) : value;
     }
     return out;
+}
+
+/**
+ * The inputs of Pulumi GCP's default provider that `first` (a migrated resource) uses, for the keys this package
+ * also has (`project`, `credentials`, `accessToken`, the endpoints, …): the engine writes a default provider's
+ * inputs from the stack's `gcp:` config. A key this package keeps secret is kept secret. None when `first` uses
+ * an explicit Pulumi GCP provider (its settings are the program's, not stack config).
+ */
+function gcpDefaultConfig(resources: PropertyMap[], first: PropertyMap): PropertyMap {
+    const ref = typeof first.provider === "string" ? first.provider : "";
+    const gcp = providerOf(resources, ref);
+    if (!gcp || !isDefaultProvider(String(gcp.urn))) return {};
+    return sharedSettings(gcp, String(gcp.urn));
 }
 
 /** One resource in this package's shape. */
@@ -236,10 +334,12 @@ function convert(r: PropertyMap, t: (typeof MIGRATED_TYPES)[number], urn: string
     const etag = get("etag");
     const hide = (o: PropertyMap): PropertyMap => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, secrets.has(k) ? secretOf(v) : v]));
     const declaredKeys = new Set(Object.keys(declared));
-    // The old URN's aliases name Pulumi GCP's type: dropped.
+    // The old URN's aliases name Pulumi GCP's type: dropped. An import ID in state is the one the program's
+    // `import` option gave Pulumi GCP: this package's ID now (with which the option may stay in the program).
     const rest = Object.fromEntries(Object.entries(r).filter(([k]) => k !== "aliases"));
     return {
         ...rest,
+        ...(typeof r.importID === "string" && r.importID !== "" ? { importID: id } : {}),
         urn, type: t.ours, id, provider,
         inputs: hide(declared),
         outputs: hide({ ...declared, etag: typeof etag === "string" ? etag : "" }),

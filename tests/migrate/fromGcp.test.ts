@@ -103,6 +103,86 @@ describe("migrate-from-gcp", () => {
         expect(() => migrateFromGcp(load(), { provider: `${explicit.urn}::abc` })).to.throw(MigrationError, "no `pulumi:providers:cloud` resource");
     });
 
+    const BINDING_URN = "urn:pulumi:dev::shop::gcp:endpoints/serviceIamBinding:ServiceIamBinding::binding";
+    const MEMBER_T = "gcp:endpoints/serviceIamMember:ServiceIamMember";
+    const cloudOf = (urn: string) => urn.replace(/gcp:endpoints\//g, "cloud:endpoints/");
+
+    /** The fixture with a Member parented by the Binding, a resource under that Member, and one that refers to both. */
+    function nested() {
+        const exported = load();
+        const rs = exported.deployment.resources;
+        const member = rs.find((r: Obj) => r.urn.endsWith("::member"));
+        const bobUrn = `urn:pulumi:dev::shop::gcp:endpoints/serviceIamBinding:ServiceIamBinding$${MEMBER_T}::bob`;
+        const bob = { ...structuredClone(member), urn: bobUrn, parent: BINDING_URN, protect: true, retainOnDelete: true,
+            customTimeouts: { create: 60, update: 0, delete: 0 }, importID: "bookstore.endpoints.example-project.cloud.goog roles/servicemanagement.serviceConsumer user:jane@example.com expires-2030" };
+        const idUrn = `${bobUrn.replace("::bob", "")}$random:index/randomId:RandomId::rid`;
+        const rid = { urn: idUrn, custom: true, id: "r1", type: "random:index/randomId:RandomId", parent: bobUrn, inputs: {}, outputs: {},
+            provider: "urn:pulumi:dev::shop::pulumi:providers:random::default::9", dependencies: [bobUrn] };
+        const user = { urn: "urn:pulumi:dev::shop::gcp:storage/bucket:Bucket::audit", custom: true, id: "audit", type: "gcp:storage/bucket:Bucket",
+            parent: "urn:pulumi:dev::shop::pulumi:pulumi:Stack::shop-dev", inputs: {}, outputs: {}, dependencies: [bobUrn, idUrn],
+            propertyDependencies: { name: [idUrn] }, deletedWith: bobUrn, aliases: [idUrn], provider: member.provider };
+        rs.push(bob, rid, user);
+        return { exported, bobUrn, idUrn };
+    }
+
+    it("renames a migrated resource's descendants (URNs carry their ancestors' types) and every reference to them", () => {
+        const { exported, bobUrn, idUrn } = nested();
+        const rs = (migrateFromGcp(exported, { providerId: "p" }).result.deployment as { resources: Obj[] }).resources;
+        const bob = rs.find((r) => r.urn === cloudOf(bobUrn))!;
+        expect(bob, "the Member under the Binding").to.include({ type: "cloud:endpoints/serviceIamMember:ServiceIamMember", parent: cloudOf(BINDING_URN) });
+        expect(rs.find((r) => r.urn === cloudOf(idUrn)), "a resource of another package under it").to.include({ parent: cloudOf(bobUrn), type: "random:index/randomId:RandomId" });
+        const audit = byName(rs, "audit");
+        expect(audit.dependencies).to.deep.equal([cloudOf(bobUrn), cloudOf(idUrn)]);
+        expect(audit.propertyDependencies).to.deep.equal({ name: [cloudOf(idUrn)] });
+        expect(audit).to.include({ deletedWith: cloudOf(bobUrn) });
+        expect(audit.aliases).to.deep.equal([cloudOf(idUrn)]);
+        expect(JSON.stringify(rs)).not.to.contain("gcp:endpoints/");
+        // The options the engine keeps in state carry over; the import ID is this package's.
+        expect(bob).to.include({ protect: true, retainOnDelete: true, importID: bob.id });
+        expect(bob.customTimeouts).to.deep.equal({ create: 60, update: 0, delete: 0 });
+    });
+
+    it("refuses a rename onto a URN the stack already holds, naming both", () => {
+        const { exported, bobUrn } = nested();
+        exported.deployment.resources.push({ urn: cloudOf(bobUrn), custom: true, id: "x", type: "cloud:endpoints/serviceIamMember:ServiceIamMember", inputs: {}, outputs: {} });
+        refused(exported, `${bobUrn} would become ${cloudOf(bobUrn)}, which the stack already holds`);
+    });
+
+    it("gives the resources of an explicit gcp provider a cloud provider of the same name beside it, its shared settings kept (a secret secret)", () => {
+        const exported = load();
+        const rs0 = exported.deployment.resources;
+        const gcpProd = { urn: "urn:pulumi:dev::shop::pulumi:providers:gcp::prod", custom: true, id: "g1", type: "pulumi:providers:gcp",
+            inputs: { project: "prod-project", region: "europe-west1", accessToken: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: "\"ya29.prod\"" } },
+            outputs: {} };
+        rs0.splice(2, 0, gcpProd);
+        // The first migrated resource, and the bucket, on the explicit provider; the rest on the default one.
+        for (const r of rs0.filter((x: Obj) => /::(policy|logs)$/.test(x.urn))) r.provider = `${gcpProd.urn}::g1`;
+        const m = migrateFromGcp(exported, { providerId: "p", providerIds: ["c1"] });
+        const rs = (m.result.deployment as { resources: Obj[] }).resources;
+        const twin = rs.find((r) => r.urn === "urn:pulumi:dev::shop::pulumi:providers:cloud::prod")!;
+        expect(rs.indexOf(twin), "right after the gcp provider").to.equal(rs.findIndex((r) => r.urn === gcpProd.urn) + 1);
+        expect(twin.inputs).to.deep.equal({ project: "prod-project", accessToken: gcpProd.inputs.accessToken, version: "8.38.0",
+            pluginDownloadURL: "github://api.github.com/example/pulumi-resource-cloud" });
+        expect(byName(rs, "policy").provider).to.equal(`${twin.urn}::c1`);
+        expect(byName(rs, "binding").provider).to.equal("urn:pulumi:dev::shop::pulumi:providers:cloud::default_8_38_0::p");
+        expect(byName(rs, "logs").provider, "the gcp provider stays for the rest").to.equal(`${gcpProd.urn}::g1`);
+        expect(m.carried.map((c) => c.key), "the default provider's settings, though the first resource is on the explicit one").to.deep.equal(["project"]);
+        expect(m.providers).to.deep.equal([{ gcp: gcpProd.urn, name: "prod", settings: [{ key: "project", secret: false, value: "prod-project" },
+            { key: "accessToken", secret: true, value: undefined }], replaced: false }]);
+        // Used by migrated resources only, the gcp provider is replaced by its twin (the engine would delete it).
+        const onlyIam = structuredClone(exported);
+        delete onlyIam.deployment.resources.find((r: Obj) => r.urn.endsWith("::logs")).provider;
+        const replaced = migrateFromGcp(onlyIam, { providerId: "p", providerIds: ["c1"] });
+        const left = (replaced.result.deployment as { resources: Obj[] }).resources;
+        expect(left.some((r) => r.urn === gcpProd.urn)).to.equal(false);
+        expect(left.findIndex((r) => r.urn === twin.urn)).to.equal(rs.findIndex((r) => r.urn === gcpProd.urn));
+        expect(replaced.providers[0].replaced).to.equal(true);
+        // A cloud provider of that name already there: the made one's name says so.
+        rs0.splice(3, 0, { urn: "urn:pulumi:dev::shop::pulumi:providers:cloud::prod", custom: true, id: "c0", type: "pulumi:providers:cloud", inputs: {}, outputs: {} });
+        const again = (migrateFromGcp(exported, { providerId: "p", providerIds: ["c1"] }).result.deployment as { resources: Obj[] }).resources;
+        expect(byName(again, "policy").provider).to.equal("urn:pulumi:dev::shop::pulumi:providers:cloud::prod-cloud::c1");
+    });
+
     it("refuses what it does not understand: not an export, an unknown version, pending operations, a missing property, an encrypted secret", () => {
         refused([1, 2], "not the output of `pulumi stack export`");
         refused({ ...load(), version: 4 }, "version is 4");
