@@ -10,7 +10,8 @@
 //   npm run bench                          # full counts (several minutes); with the tools built, the real engine too
 //   npm run bench -- --write               # the same, and rewrite BENCHMARKS.md from this run
 //   npm run bench -- --quick               # tiny counts, no engine, quota or dist (smoke test)
-//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota, dist
+//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota, scale, dist
+//   npm run bench -- --only scale --scale 1000   # engine at scale, some sizes only (default 250,1000,2000: about an hour)
 //   npm run bench -- --out FILE            # write the document to FILE instead
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
@@ -26,8 +27,8 @@ import { toolsMissing } from "../tests/e2e/support";
 import { nodeFile } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/version";
-import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, seedConsumers } from "./engine";
-import { ClientFigures, DistFigures, document, EngineFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
+import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, ScaleSetting, scaleRuns, seedConsumers } from "./engine";
+import { ClientFigures, DistFigures, document, EngineFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
@@ -42,10 +43,10 @@ const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const SECTIONS = ["start", "memory", "invoke", "engine", "quota", "dist"] as const;
+const SECTIONS = ["start", "memory", "invoke", "engine", "quota", "scale", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
-const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only"] });
+const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only", "scale"] });
 const quick = args.quick === true;
 const only: string[] | undefined = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter((s) => s !== "") : undefined;
 const N = {
@@ -68,6 +69,9 @@ const N = {
     quotaPerMinute: 120,
     /** Distinct consumer lookups under the quota: 2.5 minutes' worth. */
     quotaLookups: 300,
+    /** Engine at scale: Members per stack (`--scale 250,1000`), and the policies they are spread over besides one. */
+    scaleMembers: typeof args.scale === "string" ? args.scale.split(",").map(Number) : [250, 1000, 2000],
+    scaleSpread: 4,
 };
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -581,6 +585,26 @@ async function protocolLookups(count: number, log: Log): Promise<Lookups> {
     }
 }
 
+/**
+ * 6. Engine at scale: up, a no-change preview and destroy of each size of N.scaleMembers at 100 ms latency, on one
+ * policy with and without Google's quota, spread over N.scaleSpread policies, and with PULUMI_SKIP_CHECKPOINTS=true
+ * (the engine's own pace) beside them.
+ */
+async function measureScale(log: Log): Promise<ScaleFigures | Missing> {
+    const missing = quick ? "--quick" : toolsMissing();
+    if (missing) {
+        log(`engine at scale skipped: ${missing}`);
+        return { missing };
+    }
+    const settings: ScaleSetting[] = N.scaleMembers.flatMap((members) => [
+        { members, services: 1, latencyMs: 100 },
+        { members, services: 1, latencyMs: 100, quotaPerMinute: N.quotaPerMinute },
+        { members, services: N.scaleSpread, latencyMs: 100 },
+        { members, services: 1, latencyMs: 100, skipCheckpoints: true },
+    ]);
+    return { defaultParallel: 4 * os.availableParallelism(), runs: await scaleRuns(settings, log) };
+}
+
 /** 5. Under Google's rate quota: many distinct lookups, and up / destroy of many Members, against the quota floor. */
 async function measureQuota(log: Log): Promise<QuotaFigures | Missing> {
     // Each quota run waits out whole quota minutes: too long for a smoke test.
@@ -718,6 +742,7 @@ async function main(): Promise<void> {
     }
     if (runs("engine")) results.engine = await measureEngine(log);
     if (runs("quota")) results.quota = await measureQuota(log);
+    if (runs("scale")) results.scale = await measureScale(log);
     // Last: two release builds keep both cores busy for minutes, which must not overlap any timed figure above.
     if (runs("dist")) results.dist = await measureDist(log);
 

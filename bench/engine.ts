@@ -2,8 +2,11 @@
 // Pulumi CLI and YAML host (built by `npm run tools`), the plugin installed from its tarball, and the emulator
 // at a fixed API latency; with the API calls each one cost.
 
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
 import { type Emulator, type EmulatorOptions, type RequestRecord, startEmulator } from "../emulator";
-import { compileNodeProgram, inlineStack, PulumiSandbox, yaml } from "../tests/e2e/support";
+import { compileNodeProgram, inlineStack, pidsWith, PulumiSandbox, yaml } from "../tests/e2e/support";
 import { listGrants, ROLE } from "../tests/support/plugin";
 
 const TOKEN = "ya29.bench-engine-token";
@@ -193,4 +196,114 @@ export async function lookupRun(count: number, opts: LookupOptions, log: (m: str
         await emu.close();
         sb.dispose();
     }
+}
+
+/** One "engine at scale" run: `members` Members spread round robin over `services` services. */
+export interface ScaleSetting {
+    members: number;
+    services: number;
+    latencyMs: number;
+    /** The emulator's rate quota (calls per minute per consumer project), as Google's default 120. */
+    quotaPerMinute?: number;
+    /** PULUMI_SKIP_CHECKPOINTS=true: the engine's own pace, without saving its checkpoint around every step. */
+    skipCheckpoints?: boolean;
+}
+
+/** One command of a scale run: its wall time, API calls, and the plugin processes' CPU seconds and peak RSS. */
+export interface ScalePhase {
+    ms: number;
+    calls: number;
+    refusals: number;
+    cpuS: number;
+    peakRssMiB: number;
+    /** Grants wrong after it (declared ones missing after up, left after destroy); changes a no-change preview saw. */
+    failures: number;
+}
+
+export interface ScaleRun extends ScaleSetting {
+    up: ScalePhase;
+    preview: ScalePhase;
+    destroy: ScalePhase;
+}
+
+/** CPU seconds and peak RSS of the processes whose command line contains `text`, polled while `work` runs. */
+async function watchProcesses<T>(text: string, work: () => Promise<T>): Promise<{ result: T; cpuS: number; peakRssMiB: number }> {
+    const seen = new Map<number, { cpu: number; rss: number }>();
+    const tick = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+    const poll = () => {
+        for (const pid of pidsWith(text)) {
+            try {
+                const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+                const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+                const cpu = (Number(f[11]) + Number(f[12])) / tick;
+                const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+                const rss = hwm ? Number(hwm[1]) / 1024 : 0;
+                const before = seen.get(pid);
+                seen.set(pid, { cpu: Math.max(cpu, before?.cpu ?? 0), rss: Math.max(rss, before?.rss ?? 0) });
+            } catch {
+                // it ended between the listing and the read: its last poll stands
+            }
+        }
+    };
+    const timer = setInterval(poll, 100);
+    try {
+        const result = await work();
+        poll();
+        const all = [...seen.values()];
+        return { result, cpuS: all.reduce((s, p) => s + p.cpu, 0), peakRssMiB: Math.max(0, ...all.map((p) => p.rss)) };
+    } finally {
+        clearInterval(timer);
+    }
+}
+
+/**
+ * `pulumi up`, a no-change `pulumi preview` and `pulumi destroy` for each setting, each on a fresh stack against a
+ * fresh emulator, the plugin installed from its tarball once; on the file backend (the sandbox's).
+ */
+export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => void): Promise<ScaleRun[]> {
+    const sb = await PulumiSandbox.create("bench-scale");
+    const runs: ScaleRun[] = [];
+    try {
+        for (const [i, s] of settings.entries()) {
+            const emu = await startEmulator({ accessTokens: [TOKEN], ...(s.quotaPerMinute ? { quotaPerMinute: s.quotaPerMinute } : {}) });
+            try {
+                const services = Array.from({ length: s.services }, (_, k) => `scale${k}.endpoints.bench-project.cloud.goog`);
+                for (const svc of services) emu.createService(svc, "bench-project");
+                const serviceOf = (m: number) => services[m % services.length];
+                const declared = Array.from({ length: s.members }, (_, m) => `${serviceOf(m)} ${ROLE} ${memberOf(m)}`);
+                const granted = () => new Set(services.flatMap((svc) => listGrants(emu.getPolicy(`services/${svc}`)).map((g) => `${svc} ${g}`)));
+                const name = `scale-${i + 1}`;
+                const resources = Array.from({ length: s.members }, (_, m) => yaml.member(`member${m}`, serviceOf(m), memberOf(m))).join("");
+                const dir = sb.project(name, { "Pulumi.yaml": yaml.program(name, { resources }) });
+                await sb.initStack(dir, emu.url, TOKEN);
+                emu.setFaults({ latencyMs: s.latencyMs, minLatencyMs: s.latencyMs });
+                const env = s.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {};
+                const phase = async (args: string[], wrong: (out: string) => number): Promise<ScalePhase> => {
+                    emu.resetRequests();
+                    const started = Date.now();
+                    const { result, cpuS, peakRssMiB } = await watchProcesses(sb.pluginDir, () => sb.exec(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], dir, env));
+                    const ms = Date.now() - started;
+                    if (result.code !== 0) throw new Error(`pulumi ${args[0]} failed: ${result.stderr || result.stdout}`);
+                    return { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
+                };
+                log(`engine at scale: ${s.members} Members over ${s.services} service(s), ${s.latencyMs} ms latency` +
+                    `${s.quotaPerMinute ? `, quota ${s.quotaPerMinute}/min` : ""}${s.skipCheckpoints ? ", PULUMI_SKIP_CHECKPOINTS" : ""} (${i + 1} of ${settings.length})`);
+                const up = await phase(["up", "--yes", "--skip-preview"], () => {
+                    const now = granted();
+                    return declared.filter((g) => !now.has(g)).length;
+                });
+                const preview = await phase(["preview", "--expect-no-changes"], () => 0);
+                const destroy = await phase(["destroy", "--yes", "--skip-preview"], () => {
+                    const now = granted();
+                    return declared.filter((g) => now.has(g)).length;
+                });
+                runs.push({ ...s, up, preview, destroy });
+            } finally {
+                await emu.close();
+            }
+        }
+    } finally {
+        sb.dispose();
+    }
+    return runs;
 }

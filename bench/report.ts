@@ -2,6 +2,8 @@
 // or BENCHMARKS.md with --write) with the run's date, commit and machine, an analysis generated from the same
 // figures, and how each figure is measured. Pure functions: bench.ts measures, this module only formats.
 
+import type { ScaleRun, ScaleSetting } from "./engine";
+
 /** The Go peer's figure (from the issue): the Terraform google-beta provider prints its handshake 63 ms after spawn. */
 const GO_PEER_MS = 63;
 /**
@@ -29,6 +31,12 @@ const ENGINE_CALLS_GOAL = 30;
 const GOOGLEAPIS_GOAL = 1.5;
 /** Wall time of a run under the API's rate quota over its quota floor (calls ÷ the quota per minute). */
 const QUOTA_FLOOR_GOAL = 1.2;
+/** Engine at scale (issue 35): calls per command ≤ this × ⌈N / parallelism⌉ on one policy, and the quota's run ≤ SCALE_QUOTA_GOAL × the run without it. */
+const SCALE_CALLS_GOAL = 1.5;
+const SCALE_QUOTA_GOAL = 1.1;
+/** The plugin's CPU per resource from the smallest stack to the largest, at most this much growth; peak RSS under the Go peer's. */
+const SCALE_CPU_GROWTH_GOAL = 1.5;
+const GO_PEER_RSS_MIB = 127;
 
 export interface Row {
     figure: string;
@@ -182,6 +190,13 @@ export interface DistFigures {
     tarballs: { platform: string; packaging: "self-contained" | "folder"; bytes: number }[];
 }
 
+/** Engine at scale: up, a no-change preview and destroy of hundreds to thousands of Members (bench/engine.ts scaleRuns). */
+export interface ScaleFigures {
+    /** The engine's default parallelism on this machine (4 × CPUs): ⌈N / parallelism⌉ writes is the floor of any batching. */
+    defaultParallel: number;
+    runs: ScaleRun[];
+}
+
 export interface Results {
     start?: StartFigures;
     memory?: MemoryFigures;
@@ -189,6 +204,7 @@ export interface Results {
     engine?: EngineFigures | Missing;
     quota?: QuotaFigures | Missing;
     dist?: DistFigures | Missing;
+    scale?: ScaleFigures | Missing;
 }
 
 export const median = (xs: number[]): number => {
@@ -264,6 +280,9 @@ function engineRatio(e: EngineFigures, parallel?: number): EngineRatio | undefin
 const parallelisms = (e: EngineFigures) => [...new Set(e.latencies.map((l) => l.parallel))];
 const parallelWords = (e: EngineFigures, parallel: number | undefined) =>
     parallel === undefined ? `the engine's default parallelism (${e.defaultParallel})` : `--parallel ${parallel}`;
+
+const scaleWords = (x: ScaleSetting) => `${x.members} Members over ${x.services === 1 ? "one policy" : `${x.services} policies`}, ` +
+    `${x.latencyMs} ms latency${x.quotaPerMinute ? `, quota ${x.quotaPerMinute}/min` : ""}${x.skipCheckpoints ? ", PULUMI_SKIP_CHECKPOINTS=true (the engine's own pace)" : ""}`;
 
 /** The table's rows, from the figures. */
 export function rowsFor(r: Results): Row[] {
@@ -412,6 +431,47 @@ export function rowsFor(r: Results): Row[] {
             }
             rows.push({ figure: `dist: Pulumi GCP's linux-amd64 plugin tarball, a Go provider (published size, v${GCP_TARBALL.version}: no v8.x figure found)`,
                 value: megabytes(GCP_TARBALL.bytes), ratio: GCP_TARBALL.source, goal: "" });
+        }
+    }
+    if (r.scale) {
+        const sc = r.scale;
+        if (isMissing(sc)) rows.push({ figure: "scale: pulumi up / preview / destroy of 250 to 2,000 Members", value: "skipped", ratio: sc.missing, goal: "" });
+        else {
+            for (const run of sc.runs) {
+                for (const op of ["up", "preview", "destroy"] as const) {
+                    const ph = run[op];
+                    const floor = Math.ceil(run.members / sc.defaultParallel);
+                    const judged = op !== "preview" && run.services === 1 && !run.skipCheckpoints;
+                    rows.push({
+                        figure: `scale: pulumi ${op}, ${scaleWords(run)}`,
+                        value: `${sec(ph.ms)}; ${ph.calls} API calls${ph.refusals ? ` (${ph.refusals} answered 429)` : ""}`,
+                        ratio: `plugin ${ph.cpuS.toFixed(1)} CPU s (${((ph.cpuS / run.members) * 1000).toFixed(2)} ms per Member), peak RSS ${ph.peakRssMiB.toFixed(0)} MiB` +
+                            (ph.failures ? `; ${ph.failures} grants wrong` : ""),
+                        goal: judged ? `≤ ${Math.floor(SCALE_CALLS_GOAL * floor)} calls (${SCALE_CALLS_GOAL} × ⌈${run.members}/${sc.defaultParallel}⌉)` : "",
+                        ...(judged ? { met: ph.calls <= SCALE_CALLS_GOAL * floor && ph.failures === 0 } : {}),
+                    });
+                }
+            }
+            for (const q of sc.runs.filter((x) => x.quotaPerMinute)) {
+                const without = sc.runs.find((x) => x.members === q.members && x.services === q.services && x.latencyMs === q.latencyMs && !x.quotaPerMinute && !x.skipCheckpoints);
+                if (!without) continue;
+                for (const op of ["up", "destroy"] as const) {
+                    const ratio = q[op].ms / without[op].ms;
+                    rows.push({ figure: `scale: pulumi ${op} with the quota vs without, ${scaleWords({ ...q, quotaPerMinute: undefined })}`, value: `${ratio.toFixed(2)}×`,
+                        ratio: `${sec(q[op].ms)} vs ${sec(without[op].ms)}`, goal: `≤ ${SCALE_QUOTA_GOAL}×`, met: ratio <= SCALE_QUOTA_GOAL });
+                }
+            }
+            const plain = sc.runs.filter((x) => x.services === 1 && !x.quotaPerMinute && !x.skipCheckpoints).sort((a, b) => a.members - b.members);
+            if (plain.length >= 2) {
+                const [small, large] = [plain[0], plain[plain.length - 1]];
+                const perMember = (x: ScaleRun) => (x.up.cpuS + x.destroy.cpuS) / x.members;
+                const growth = perMember(large) / perMember(small);
+                rows.push({ figure: `scale: plugin CPU per Member (up + destroy), ${large.members} vs ${small.members} Members`, value: `${growth.toFixed(2)}×`,
+                    ratio: `${(perMember(large) * 1000).toFixed(2)} vs ${(perMember(small) * 1000).toFixed(2)} ms`, goal: `≤ ${SCALE_CPU_GROWTH_GOAL}×`, met: growth <= SCALE_CPU_GROWTH_GOAL });
+            }
+            const peak = Math.max(...sc.runs.flatMap((x) => [x.up, x.preview, x.destroy].map((ph) => ph.peakRssMiB)));
+            rows.push({ figure: "scale: the plugin's peak RSS over every run", value: `${peak.toFixed(0)} MiB`, ratio: "",
+                goal: `< the Go peer's ${GO_PEER_RSS_MIB} MiB`, met: peak < GO_PEER_RSS_MIB });
         }
     }
     return rows;
@@ -596,6 +656,14 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
                 ` The goal per run is no failure and, where the calls exceed one minute's quota, a wall time ≤ ${QUOTA_FLOOR_GOAL}× the quota ` +
                 "floor (calls ÷ the quota per minute); the first minute's quota is spent at once, so a run can finish under its floor.");
         }
+    }
+    if (r.scale && !isMissing(r.scale)) {
+        const sc = r.scale;
+        const scaleRows = rows.filter((row) => row.figure.startsWith("scale:") && row.met !== undefined);
+        out.push(`**Engine at scale** (file backend, the engine's default parallelism ${sc.defaultParallel}): ` +
+            sc.runs.map((x) => `${scaleWords(x)}: up ${sec(x.up.ms)} / ${x.up.calls} calls, preview ${sec(x.preview.ms)} / ${x.preview.calls}, ` +
+                `destroy ${sec(x.destroy.ms)} / ${x.destroy.calls}`).join("; ") +
+            `. Goals met: ${scaleRows.filter((row) => row.met).length} of ${scaleRows.length}.`);
     }
     if (r.dist) {
         const d = r.dist;

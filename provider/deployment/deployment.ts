@@ -28,7 +28,7 @@ import * as path from "path";
 import { Code, IamError } from "../iam/errors";
 import type { IamFetcher } from "../iam/fetcher";
 import type { Recorded } from "../iam/parentPolicy";
-import { changesBetween, describeGrant, Grant, grantKey, grantsOf } from "../iam/grants";
+import { describeGrant, Grant, grantChanges, grantKey, grantKeysOf } from "../iam/grants";
 import { grantId, Parent, parentName, PREFIX } from "../iam/names";
 import { Policy } from "../iam/policy";
 import { Logger } from "../log";
@@ -67,7 +67,7 @@ type Sign = "+" | "-";
 const writerOf = (entry: Entry) => entry.id.slice(0, entry.id.lastIndexOf(":"));
 
 /** One grant of an entry, as it is settled: `entry|sign|grantKey`. */
-const itemKey = (entry: string, sign: Sign, grant: Grant) => `${entry}|${sign}|${grantKey(grant)}`;
+const itemKey = (entry: string, sign: Sign, key: string) => `${entry}|${sign}|${key}`;
 /** The entry an item key belongs to. */
 const entryOf = (item: string) => item.slice(0, item.indexOf("|"));
 
@@ -76,6 +76,8 @@ interface Item {
     entry: Entry;
     sign: Sign;
     grant: Grant;
+    /** grantKey(grant), made once. */
+    grantKey: string;
 }
 
 type Line =
@@ -140,6 +142,8 @@ class Knowledge {
     private readonly byParent = new Map<string, Set<string>>();
     /** Entry id -> its items, keyed once. */
     private readonly items = new Map<string, Item[]>();
+    /** parent name -> grantKey -> the items of that grant there: what one resource's grants look up. */
+    private readonly byGrant = new Map<string, Map<string, Item[]>>();
     /** Entry id -> the id of the writer's file it is in (the writer whose liveness decides whether it is in flight). */
     readonly holder = new Map<string, string>();
     readonly settled = new Set<string>();
@@ -164,7 +168,17 @@ class Knowledge {
                 setOf(this.byParent, parentName(line.parent)).add(id);
                 this.entries.set(id, entry);
                 this.items.set(id, [...entry.added.map((grant) => ({ sign: "+" as const, grant })), ...entry.removed.map((grant) => ({ sign: "-" as const, grant }))]
-                    .map(({ sign, grant }) => ({ key: itemKey(id, sign, grant), entry, sign, grant })));
+                    .map(({ sign, grant }) => {
+                        const key = grantKey(grant);
+                        return { key: itemKey(id, sign, key), entry, sign, grant, grantKey: key };
+                    }));
+                let grants = this.byGrant.get(parentName(line.parent));
+                if (!grants) this.byGrant.set(parentName(line.parent), (grants = new Map()));
+                for (const i of this.items.get(id) ?? []) {
+                    const had = grants.get(i.grantKey);
+                    if (had) had.push(i);
+                    else grants.set(i.grantKey, [i]);
+                }
                 this.holder.set(id, writer);
                 return;
             }
@@ -183,6 +197,11 @@ class Knowledge {
                 if (run !== undefined) for (const i of line.items) setOf(this.inHand, run).add(i);
                 return;
         }
+    }
+
+    /** The open items of one grant on a parent. */
+    openOf(parent: string, key: string): Item[] {
+        return (this.byGrant.get(parent)?.get(key) ?? []).filter((i) => !this.settled.has(i.key) && this.items.has(i.entry.id));
     }
 
     /** The open items of every entry, of `urn`'s (by: "urn"), or of a parent's (by: "parent"). */
@@ -464,7 +483,7 @@ export class Deployment {
      * disk) before it is sent. Returns the undo too, for a write no attempt of which can have applied.
      */
     private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
-        const { added, removed } = changesBetween(grantsOf(before.bindings), grantsOf(after.bindings));
+        const { added, removed } = grantChanges(before.bindings, after.bindings);
         if (added.length === 0 && removed.length === 0) return { undo: () => undefined, landed: (w) => this.landed(parent, undefined, w), durable: Promise.resolve() };
         const n = ++this.lines;
         const id = `${thisProcess().id}:${n}`;
@@ -504,9 +523,9 @@ export class Deployment {
     private landed(parent: Parent, id: string | undefined, written: Policy): void {
         if (id !== undefined) this.writing.delete(id);
         const name = parentName(parent);
-        const present = new Set(grantsOf(written.bindings).map(grantKey));
-        const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && this.judgeable(i.entry) &&
-            present.has(grantKey(i.grant)) !== (i.sign === "+")).map((i) => i.key);
+        const present = grantKeysOf(written.bindings);
+        const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && present.has(i.grantKey) !== (i.sign === "+") &&
+            this.judgeable(i.entry)).map((i) => i.key);
         if (settle.length) this.append({ op: "settled", items: settle });
     }
 
@@ -542,8 +561,9 @@ export class Deployment {
                 // A grant written for another resource that this one's new state holds (an import of an orphan,
                 // the same grant declared twice) is held by the stack from now on.
                 if (op.kind !== "delete") {
-                    const held = new Set(claim.grants.map(grantKey));
-                    for (const i of this.known.open(claim.parent, "parent")) if (i.sign === "+" && i.entry.urn !== urn && held.has(grantKey(i.grant))) items.push(i.key);
+                    for (const g of claim.grants) {
+                        for (const i of this.known.openOf(claim.parent, grantKey(g))) if (i.sign === "+" && i.entry.urn !== urn) items.push(i.key);
+                    }
                 }
                 // Neither settled nor said by this process: whether the engine records it is the next run's to see.
                 if (this.stopping) {
@@ -625,7 +645,7 @@ export class Deployment {
                     unchecked = `reading the policy failed: ${e instanceof Error ? e.message : String(e)}`;
                 }
             }
-            const present = policy ? new Set(grantsOf(policy.bindings).map(grantKey)) : undefined;
+            const present = policy ? grantKeysOf(policy.bindings) : undefined;
             for (const i of items) {
                 if (present && present.has(grantKey(i.grant)) !== (i.sign === "+")) {
                     // Google's word: gone, or back; for a write that may still land, nothing to say yet.

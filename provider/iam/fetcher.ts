@@ -10,7 +10,7 @@ import { PropertyMap } from "../properties";
 import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
 import { Credentials, CredentialsError } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";
-import { Grant, grantsOf, keepGrants } from "./grants";
+import { Grant, keepGrants, someGrant } from "./grants";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
 import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep, WriteMayHaveApplied } from "./parentPolicy";
@@ -129,7 +129,7 @@ export class IamFetcher {
      */
     removeGrants(parent: Parent, drop: (g: Grant) => boolean,
         opts: { auditConfigs?: boolean; onAttempt?: () => void; record?: ChangeOptions["record"] } = {}): Promise<Policy> {
-        const left = (p: Policy) => grantsOf(p.bindings).some(drop) || (opts.auditConfigs === true && (p.auditConfigs ?? []).length > 0);
+        const left = (p: Policy) => someGrant(p.bindings, drop) || (opts.auditConfigs === true && (p.auditConfigs ?? []).length > 0);
         return this.modify(parent, (current) => {
             opts.onAttempt?.();
             if (!left(current)) return undefined;

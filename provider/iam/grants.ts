@@ -43,6 +43,72 @@ export function grantsOf(bindings: readonly Binding[] | undefined): Grant[] {
     return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
 }
 
+/** Whether any grant of the bindings satisfies `pred`: no keys built (a Delete asks this of policies of thousands). */
+export function someGrant(bindings: readonly Binding[] | undefined, pred: (g: Grant) => boolean): boolean {
+    for (const b of bindings ?? []) {
+        for (const member of b.members ?? []) if (pred({ role: b.role, member, ...(b.condition ? { condition: b.condition } : {}) })) return true;
+    }
+    return false;
+}
+
+/**
+ * A members list's identities (memberKey), kept per list: a batch's next change starts from the list the last one
+ * made, and every change of a batch is checked against the one written.
+ */
+const memberSets = new WeakMap<readonly string[], Set<string>>();
+export function memberSet(members: readonly string[]): Set<string> {
+    let set = memberSets.get(members);
+    if (!set) memberSets.set(members, (set = new Set(members.map(memberKey))));
+    return set;
+}
+
+/** Bindings by role and condition (IAM merges those that share them). */
+function byRole(bindings: readonly Binding[] | undefined): Map<string, Binding[]> {
+    const out = new Map<string, Binding[]>();
+    for (const b of bindings ?? []) {
+        const key = roleKey(b.role, b.condition);
+        const had = out.get(key);
+        if (had) had.push(b);
+        else out.set(key, [b]);
+    }
+    return out;
+}
+
+/**
+ * The grants the bindings `after` hold that `before` lack, and the other way round, each in grantKey order. Only
+ * the roles whose bindings changed are compared, member by member: a change of one grant in a policy of
+ * thousands costs one pass over its role.
+ */
+export function grantChanges(before: readonly Binding[] | undefined, after: readonly Binding[] | undefined): { added: Grant[]; removed: Grant[] } {
+    const [was, now] = [byRole(before), byRole(after)];
+    const lacking = (from: Map<string, Binding[]>, other: Map<string, Binding[]>): Grant[] => {
+        const out = new Map<string, Grant>();
+        for (const [key, bs] of from) {
+            const others = other.get(key) ?? [];
+            if (bs.length === others.length && bs.every((b, i) => b === others[i] || b.members === others[i].members)) continue;
+            const there = others.length === 1 ? memberSet(others[0].members ?? []) : new Set(others.flatMap((b) => (b.members ?? []).map(memberKey)));
+            for (const b of bs) {
+                for (const member of b.members ?? []) {
+                    if (there.has(memberKey(member))) continue;
+                    const g: Grant = { role: b.role, member, ...(b.condition ? { condition: b.condition } : {}) };
+                    out.set(grantKey(g), g);
+                }
+            }
+        }
+        return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
+    };
+    return { added: lacking(now, was), removed: lacking(was, now) };
+}
+
+/** The grantKeys of a policy's bindings, kept per bindings list (every record of a batch asks of one answer). */
+const keySets = new WeakMap<readonly Binding[], Set<string>>();
+export function grantKeysOf(bindings: readonly Binding[] | undefined): Set<string> {
+    if (!bindings) return new Set();
+    let set = keySets.get(bindings);
+    if (!set) keySets.set(bindings, (set = new Set(grantsOf(bindings).map(grantKey))));
+    return set;
+}
+
 /** The grants `after` has that `before` lacks, and the other way round. */
 export function changesBetween(before: readonly Grant[], after: readonly Grant[]): { added: Grant[]; removed: Grant[] } {
     const had = new Set(before.map(grantKey));

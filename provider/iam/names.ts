@@ -170,9 +170,17 @@ export function memberProblem(member: string): string | undefined {
  * ignores their case, deleted or not), everything else — `principal://` identifiers above all — exactly as written.
  */
 export function memberKey(member: string): string {
-    const kind = member.replace(/^deleted:/, "").split(":")[0];
-    return kindOf(kind)?.caseFree && member.includes(":") ? member.toLowerCase() : member;
+    let key = memberKeys.get(member);
+    if (key === undefined) {
+        const kind = member.replace(/^deleted:/, "").split(":")[0];
+        key = kindOf(kind)?.caseFree && member.includes(":") ? member.toLowerCase() : member;
+        // Remembered: a deployment compares the same members again and again (bounded, for a long-lived process).
+        if (memberKeys.size >= 100_000) memberKeys.clear();
+        memberKeys.set(member, key);
+    }
+    return key;
 }
+const memberKeys = new Map<string, string>();
 
 export function sameMember(a: string, b: string): boolean {
     return a === b || memberKey(a) === memberKey(b);

@@ -8,7 +8,7 @@ import { property, Properties, types, Values } from "../define";
 import type { ExampleArgs } from "../examples";
 import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
-import { Grant, grantsOf, roleKey } from "../iam/grants";
+import { Grant, grantsOf, memberSet, roleKey } from "../iam/grants";
 import { grantId, memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../tokens";
@@ -112,9 +112,12 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
         memberKeys((p.bindings ?? []).filter((b) => sameGrant(b, d.role, d.condition)).flatMap((b) => b.members));
     /** Whether a policy holds what the resource declares. */
     const holds = (d: Declared, p: Policy) => {
-        const have = held(d, p);
-        const want = memberKeys(d.members);
-        return form.authoritative ? JSON.stringify(have) === JSON.stringify(want) : want.every((m) => have.includes(m));
+        if (!form.authoritative) {
+            // A Member in a role of thousands: looked up in the role's members, not sorted with them.
+            const mine = (p.bindings ?? []).filter((b) => sameGrant(b, d.role, d.condition)).map((b) => memberSet(b.members ?? []));
+            return d.members.every((m) => mine.some((set) => set.has(memberKey(m))));
+        }
+        return JSON.stringify(held(d, p)) === JSON.stringify(memberKeys(d.members));
     };
     /**
      * The policy with the declared members given the role. A Binding's role and condition become one binding of
