@@ -21,7 +21,8 @@
 //             of twice the typical gap between arrivals (the engine's own pace: with hundreds of resources it saves
 //             its checkpoint before and after every step, so changes trickle in); after a cycle, already after one
 //             gap once as many wait as this policy ever had outstanding at once (the engine's parallelism as this
-//             policy meets it: it sends nothing more until it hears back); or once the oldest has waited HOLD_MS.
+//             policy meets it: it sends nothing more until it hears back); or once the oldest has waited HOLD_MS
+//             (a quarter of the request timeout if that is less).
 //             After a cycle the loop lingers for the next change as long as the engine takes to save the steps
 //             answered and send the next (twice a gap per change answered), keeping the policy it wrote: the next cycle needs no read. With the API's
 //             quota learned, a cycle waits for its turn before it takes its batch, so changes that come meanwhile
@@ -266,9 +267,14 @@ export class ParentPolicy {
         return Math.min(HOLD_MS, Math.max(this.pause(), 2 * (this.answered + 1) * (this.typicalGap ?? 0)));
     }
 
+    /** See `gather`: the longest a change waits for company, well within its request timeout. */
+    private hold(): number {
+        return Math.max(this.api.batching.sendAfterMs, Math.min(HOLD_MS, this.api.requestTimeoutMs / 4));
+    }
+
     /** See `gather`: how long without an arrival means the engine has sent what it will until it hears back. */
     private pause(): number {
-        return Math.min(HOLD_MS, Math.max(this.api.batching.sendAfterMs, 2 * (this.typicalGap ?? 0)));
+        return Math.min(this.hold(), Math.max(this.api.batching.sendAfterMs, 2 * (this.typicalGap ?? 0)));
     }
 
     private remove(entry: Pending): boolean {
@@ -326,7 +332,7 @@ export class ParentPolicy {
             const all = this.peak >= 2 && this.waiting.length >= this.peak && quiet >= (this.typicalGap ?? 0);
             // The first batch of a loop waits out the window: that is how company is found.
             const windowOver = now - oldest >= this.api.batching.sendAfterMs;
-            if (this.waiting.length === 0 || (cycled && all) || (windowOver && quiet >= this.pause()) || now - oldest >= HOLD_MS) break;
+            if (this.waiting.length === 0 || (cycled && all) || (windowOver && quiet >= this.pause()) || now - oldest >= this.hold()) break;
             if (!await sleep(STEP_MS, signal)) return false;
         }
         // The quota's turn is waited for before the batch is taken: what comes meanwhile joins it.
