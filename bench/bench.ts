@@ -605,7 +605,7 @@ async function measureScale(log: Log): Promise<ScaleFigures | Missing> {
         { members, services: N.scaleSpread, latencyMs: 100 },
         { members, services: members <= MAX_PRINCIPALS ? 1 : N.scaleSpread, latencyMs: 100, skipCheckpoints: true },
     ]);
-    return { defaultParallel: 4 * os.availableParallelism(), runs: await scaleRuns(settings, log) };
+    return { defaultParallel: 4 * os.availableParallelism(), ...await scaleRuns(settings, log) };
 }
 
 /** Google's limit of principals in one policy. */

@@ -260,9 +260,10 @@ async function watchProcesses<T>(text: string, work: () => Promise<T>): Promise<
  * `pulumi up`, a no-change `pulumi preview` and `pulumi destroy` for each setting, each on a fresh stack against a
  * fresh emulator, the plugin installed from its tarball once; on the file backend (the sandbox's).
  */
-export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => void): Promise<ScaleRun[]> {
+export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => void): Promise<{ runs: ScaleRun[]; failed: string[] }> {
     const sb = await PulumiSandbox.create("bench-scale");
     const runs: ScaleRun[] = [];
+    const failed: string[] = [];
     try {
         for (const [i, s] of settings.entries()) {
             const emu = await startEmulator({ accessTokens: [TOKEN], ...(s.quotaPerMinute ? { quotaPerMinute: s.quotaPerMinute } : {}) });
@@ -281,7 +282,9 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                 const phase = async (args: string[], wrong: (out: string) => number): Promise<ScalePhase> => {
                     emu.resetRequests();
                     const started = Date.now();
-                    const { result, cpuS, peakRssMiB } = await watchProcesses(sb.pluginDir, () => sb.exec(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], dir, env));
+                    // 2,000 Members take many minutes per command at the file backend's pace: an hour at the most.
+                    const { result, cpuS, peakRssMiB } = await watchProcesses(sb.pluginDir,
+                        () => sb.exec(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], dir, env, 3_600_000));
                     const ms = Date.now() - started;
                     if (result.code !== 0) throw new Error(`pulumi ${args[0]} failed: ${result.stderr || result.stdout}`);
                     return { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
@@ -298,6 +301,11 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                     return declared.filter((g) => now.has(g)).length;
                 });
                 runs.push({ ...s, up, preview, destroy });
+            } catch (e) {
+                // One setting's failure is reported as such; the others still run.
+                const first = (e instanceof Error ? e.message : String(e)).split("\n").find((l) => /error/i.test(l)) ?? String(e).split("\n")[0];
+                failed.push(`${s.members} Members over ${s.services} service(s)${s.quotaPerMinute ? ", quota" : ""}${s.skipCheckpoints ? ", PULUMI_SKIP_CHECKPOINTS" : ""}: ${first}`);
+                log(`engine at scale: failed: ${failed[failed.length - 1]}`);
             } finally {
                 await emu.close();
             }
@@ -305,5 +313,5 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
     } finally {
         sb.dispose();
     }
-    return runs;
+    return { runs, failed };
 }

@@ -195,6 +195,8 @@ export interface ScaleFigures {
     /** The engine's default parallelism on this machine (4 × CPUs): ⌈N / parallelism⌉ writes is the floor of any batching. */
     defaultParallel: number;
     runs: ScaleRun[];
+    /** The settings whose commands failed, each with its first error line. */
+    failed: string[];
 }
 
 export interface Results {
@@ -472,6 +474,7 @@ export function rowsFor(r: Results): Row[] {
                     value: `${growth.toFixed(2)}×`, ratio: `${(perMember(large) * 1000).toFixed(2)} vs ${(perMember(small) * 1000).toFixed(2)} ms`,
                     goal: `≤ ${SCALE_CPU_GROWTH_GOAL}×`, met: growth <= SCALE_CPU_GROWTH_GOAL });
             }
+            for (const f of sc.failed) rows.push({ figure: "scale: a run failed", value: f, ratio: "", goal: "runs", met: false });
             const peak = Math.max(...sc.runs.flatMap((x) => [x.up, x.preview, x.destroy].map((ph) => ph.peakRssMiB)));
             rows.push({ figure: "scale: the plugin's peak RSS over every run", value: `${peak.toFixed(0)} MiB`, ratio: "",
                 goal: `< the Go peer's ${GO_PEER_RSS_MIB} MiB`, met: peak < GO_PEER_RSS_MIB });
