@@ -136,7 +136,7 @@ function beaconSays(folder: string, w: Writer): boolean | undefined {
  * Whether the writer of a file in `folder`, last touched at `touched` (ms), still runs, as far as this process can
  * tell: its PID in this PID namespace, its beacon on this kernel, else its heartbeat.
  */
-export function stillRuns(folder: string, w: Writer, touched: number, now = Date.now()): boolean {
+function stillRuns(folder: string, w: Writer, touched: number, now = Date.now()): boolean {
     if (w.id === thisProcess().id) return true;
     if (w.host === thisProcess().host && w.pidns === thisProcess().pidns) {
         if (!pidRuns(w.pid)) return false;
@@ -228,7 +228,7 @@ export class ProcessFile<L> {
 
     /**
      * Makes this process's beacon (see beaconSays): a FIFO made under another name, opened for reading, then renamed
-     * into place, so no process ever finds it without its reader. Made off the first request's path; until it is
+     * into place, so no process ever finds it without its reader. Made asynchronously (mkfifo runs beside the first request); until it is
      * there the heartbeat tells. The kernel closes it when the process ends; a taker of the file removes it.
      */
     private lightBeacon(): void {

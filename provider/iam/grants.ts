@@ -109,13 +109,6 @@ export function grantKeysOf(bindings: readonly Binding[] | undefined): Set<strin
     return set;
 }
 
-/** The grants `after` has that `before` lacks, and the other way round. */
-export function changesBetween(before: readonly Grant[], after: readonly Grant[]): { added: Grant[]; removed: Grant[] } {
-    const had = new Set(before.map(grantKey));
-    const has = new Set(after.map(grantKey));
-    return { added: after.filter((g) => !had.has(grantKey(g))), removed: before.filter((g) => !has.has(grantKey(g))) };
-}
-
 /** The bindings of a policy with only the grants `keep` accepts; bindings left empty are dropped. */
 export function keepGrants(policy: Policy, keep: (g: Grant) => boolean): Binding[] {
     return (policy.bindings ?? [])

@@ -197,11 +197,15 @@ export function migrateFromGcp(exported: Value, opts: MigrateOptions = {}): Migr
     const stillUsed = new Set(resources.filter((r) => !MIGRATED_TYPES.some((x) => x.gcp === r.type)).map((r) => String(r.provider ?? "")));
     const replaced = new Set([...twins.entries()].filter(([ref]) => !stillUsed.has(ref)).map(([, tw]) => tw.explicit.gcp));
     for (const tw of twins.values()) tw.explicit.replaced = replaced.has(tw.explicit.gcp);
+    // Each cloud twin goes right after its gcp provider (or in its place): before every resource that uses it.
+    const twinAfter = new Map([...twins.values()].map((tw) => [tw.explicit.gcp,
+        { ...tw.made, ...(tw.made.parent !== undefined ? { parent: rename(tw.made.parent) ?? null } : {}) }]));
     const out: PropertyMap[] = [];
     resources.forEach((r, i) => {
         if (made && i === onDefault[0]) out.push(made);
+        const twinHere = twinAfter.get(String(r.urn));
         if (replaced.has(String(r.urn))) {
-            for (const tw of twins.values()) if (tw.explicit.gcp === r.urn) out.push({ ...tw.made, ...(tw.made.parent !== undefined ? { parent: rename(tw.made.parent) ?? null } : {}) });
+            if (twinHere) out.push(twinHere);
             return;
         }
         const t = MIGRATED_TYPES.find((x) => x.gcp === r.type);
@@ -219,8 +223,7 @@ export function migrateFromGcp(exported: Value, opts: MigrateOptions = {}): Migr
         }
         const twin = t ? twins.get(String(r.provider ?? "")) : undefined;
         out.push(t ? convert(renamed, t, String(renamed.urn), twin?.ref ?? provider ?? "") : renamed);
-        // A cloud twin right after its gcp provider: before every resource that uses it.
-        for (const tw of twins.values()) if (tw.explicit.gcp === r.urn) out.push({ ...tw.made, ...(tw.made.parent !== undefined ? { parent: rename(tw.made.parent) ?? null } : {}) });
+        if (twinHere) out.push(twinHere);
     });
     const providers = [...twins.values()].map((tw) => tw.explicit);
     return { result: { ...exported, deployment: { ...deployment, resources: out } }, migrated: migratedAt.length, carried, providers };

@@ -1,7 +1,7 @@
 // *IamPolicy: authoritative for the whole policy of a parent.
 
 import { property, types, Values } from "../define";
-import { changesBetween, describeGrant, Grant, grantsOf } from "../iam/grants";
+import { describeGrant, Grant, grantChanges, grantsOf } from "../iam/grants";
 import { parentName, PREFIX, ParentKind } from "../iam/names";
 import {
     canonicalAuditConfigs, canonicalBindings, comparablePolicyData, parsePolicyData, Policy, policyData, policyDataProblem,
@@ -22,7 +22,7 @@ function policyDataChanges(before: string, after: string): PathChange[] | undefi
     const a = parsePolicyData(before);
     const b = parsePolicyData(after);
     if ("problem" in a || "problem" in b) return undefined;
-    const { added, removed } = changesBetween(grantsOf(a.policy.bindings), grantsOf(b.policy.bindings));
+    const { added, removed } = grantChanges(a.policy.bindings, b.policy.bindings);
     const line = (g: Grant, kind: PathChange["kind"]): PathChange => ({ path: `policyData[${JSON.stringify(describeGrant(g))}]`, kind });
     const audit = JSON.stringify(canonicalAuditConfigs(a.policy.auditConfigs)) !== JSON.stringify(canonicalAuditConfigs(b.policy.auditConfigs));
     return [...added.map((g) => line(g, "add")), ...removed.map((g) => line(g, "delete")),
