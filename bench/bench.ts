@@ -26,7 +26,7 @@ import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, unpackPlugin } fr
 import { toolsMissing } from "../tests/e2e/support";
 import { nodeFile } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
-import { PACKAGE_VERSION } from "../provider/version";
+import { PACKAGE_VERSION } from "../provider/package/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, ScaleSetting, scaleRuns, seedConsumers } from "./engine";
 import { ClientFigures, DistFigures, document, EngineFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
 

@@ -10,7 +10,7 @@
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { PACKAGE_VERSION } from "../provider/version";
+import { PACKAGE_VERSION } from "../provider/package/version";
 import { assetName, CHECKSUMS, PLATFORMS } from "./platforms";
 
 export interface Asset {

@@ -8,7 +8,7 @@
 // Each platform's tarball holds one executable, Node's license and the bundled code's notices. The executable is
 // the pinned Node (verified first) with the plugin injected as a single executable application: lib/boot.js as
 // its main script, and main.js, its V8 code cache, google-auth-library's bundle and schema.json as assets
-// (provider/boot.ts reads them). The code cache is made by the executable itself (natively, or under qemu-user or
+// (provider/process/boot.ts reads them). The code cache is made by the executable itself (natively, or under qemu-user or
 // Wine: scripts/runners.ts), so it fits exactly; macOS executables cannot run here and have none (the first start
 // writes one to the user's cache). macOS's are signed again, ad hoc, after injection (scripts/macho.ts).
 //
@@ -30,8 +30,8 @@ import minimist from "minimist";
 import * as os from "os";
 import * as path from "path";
 import { inject } from "postject";
-import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/packaging";
-import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
+import { ASSETS, NODE_ENGINES, WRITE_CODE_CACHE_ENV } from "../provider/package/packaging";
+import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION } from "../provider/package/version";
 import { adhocSign, checkNodeFoundationSignature, CPU_TYPE, MH_MAGIC_64 } from "./macho";
 import { assetName, CHECKSUMS, executableName, NODE_FOLDER, NODE_VERSION, NodePin, Platform, platformKey, PLATFORMS, cacheDir, sourceDate, tarball, unpackedName } from "./platforms";
 import { runnerFor } from "./runners";
@@ -72,14 +72,14 @@ function bundle(dir: string): Bundles {
     };
     const main = path.join(dir, ASSETS.main);
     // boot.ts runs main.js through vm, which has no ES module loader: import() becomes require().
-    esbuild.buildSync({ ...common, entryPoints: ["provider/main.ts"], outfile: main, external: ["google-auth-library"], supported: { "dynamic-import": false } });
+    esbuild.buildSync({ ...common, entryPoints: ["provider/process/main.ts"], outfile: main, external: ["google-auth-library"], supported: { "dynamic-import": false } });
     // boot.ts reads main.js as latin1, which is exact for ASCII and faster than UTF-8: esbuild escapes non-ASCII
     // characters except in regular expression literals, so check.
     const text = fs.readFileSync(main, "latin1");
     const bad = text.split("\n").findIndex((l) => /[^\x20-\x7e\t\r]/.test(l));
     if (bad >= 0) throw new Error(`main.js line ${bad + 1} has non-ASCII characters: write them as \\u escapes`);
     const boot = path.join(dir, "boot.js");
-    esbuild.buildSync({ ...common, entryPoints: ["provider/boot.ts"], outfile: boot, define: { BUNDLE_ID: JSON.stringify(sha256(Buffer.from(text)).slice(0, 16)) } });
+    esbuild.buildSync({ ...common, entryPoints: ["provider/process/boot.ts"], outfile: boot, define: { BUNDLE_ID: JSON.stringify(sha256(Buffer.from(text)).slice(0, 16)) } });
     const auth = path.join(dir, ASSETS.auth);
     esbuild.buildSync({ ...common, entryPoints: ["google-auth-library"], outfile: auth });
     const notices = path.join(dir, "THIRD-PARTY-NOTICES.txt");

@@ -2,7 +2,7 @@
 // (npm run schema, beside schema.json; npm run docs alone).
 import * as fs from "fs";
 import * as path from "path";
-import { REGISTRY_DOCS, registryDoc } from "../provider/registryDocs";
+import { REGISTRY_DOCS, registryDoc } from "../provider/schema/registryDocs";
 
 const dir = path.join(__dirname, "..", "..", "docs");
 fs.mkdirSync(dir, { recursive: true });

@@ -1,7 +1,7 @@
 // Writes schema.json from the definitions (npm run schema).
 import * as fs from "fs";
 import * as path from "path";
-import { schemaText } from "../provider/schema";
+import { schemaText } from "../provider/schema/schema";
 
 const file = path.join(__dirname, "..", "..", "schema.json");
 fs.writeFileSync(file, schemaText());

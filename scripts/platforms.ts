@@ -11,7 +11,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { PACKAGE_NAME } from "../provider/version";
+import { PACKAGE_NAME } from "../provider/package/version";
 
 /** The Node every self-contained executable embeds (the same on each platform: one runtime to reason about). */
 export const NODE_VERSION = "22.23.2";
@@ -93,7 +93,7 @@ export const PLATFORMS: readonly Platform[] = [
 /**
  * Not released: the plugin as a folder that the `node` on PATH runs (a `#!/bin/sh` launcher and lib/boot.js),
  * which the macOS tarballs were before they held an executable. Built on request
- * (`npm run dist -- --platform node-folder`): the tests run provider/boot.ts's own-cache path with it, and
+ * (`npm run dist -- --platform node-folder`): the tests run provider/process/boot.ts's own-cache path with it, and
  * `npm run bench` compares it with the executable. Any Unix with Node runs it; this machine natively.
  */
 export const NODE_FOLDER: Platform = { os: "linux", arch: "amd64", runs: "native", key: "node-folder" };

@@ -17,7 +17,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { functions } from "../provider/functions";
-import { GO_IMPORT_BASE_PATH } from "../provider/schema";
+import { GO_IMPORT_BASE_PATH } from "../provider/schema/schema";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The @pulumi/pulumi release this repository pins (package.json); the Go SDK requires the same release. */

@@ -5,12 +5,12 @@ import { ChildProcess } from "child_process";
 import * as crypto from "crypto";
 import minimist from "minimist";
 import { spawnEmulator } from "../emulator";
-import { configFromRequest, configProperties, DEFAULT_ENDPOINT, isConfigKey, resolveConfig } from "../provider/config";
-import { PACKAGE_NAME } from "../provider/version";
+import { configFromRequest, configProperties, DEFAULT_ENDPOINT, isConfigKey, resolveConfig } from "../provider/protocol/config";
+import { PACKAGE_NAME } from "../provider/package/version";
 import { credentialsFor } from "../provider/iam/auth";
-import { credentialSettings } from "../provider/iamConfig";
+import { credentialSettings } from "../provider/protocol/iamConfig";
 import { AuditConfig, Binding, parsePolicyData } from "../provider/iam/policy";
-import { PropertyMap } from "../provider/properties";
+import { PropertyMap } from "../provider/declare/properties";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../tests/support/plugin";
 
 const USAGE = `usage: npm start [-- [--real --service NAME --consumer PROJECT [--endpoint URL]] [--help]]

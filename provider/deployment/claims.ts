@@ -1,31 +1,9 @@
-// What a resource declares of a parent's policy (its claim, from Check), what the rest of a deployment still
-// declares on a parent (for a Delete), and when two claims fight. The deployment (deployment.ts) gathers the
+// The claims of a deployment's resources (each resource's, from Check: resources/resource.ts), what the rest of a
+// deployment still declares on a parent (for a Delete), and when two claims fight. The deployment (deployment.ts) gathers the
 // claims of every plugin process of one engine run.
 
 import { describeGrant, Grant, grantKey, roleKey } from "../iam/grants";
-import { Condition } from "../iam/policy";
-
-export type Scope = "policy" | "binding" | "member";
-
-/** What one resource declares of one parent's policy. */
-export interface Claim {
-    /** The parent's name (`services/S` or `services/S/consumers/P`). */
-    parent: string;
-    scope: Scope;
-    /** The grants it declares (a Policy: all of its bindings'; a Binding: its role's members; a Member: one). */
-    grants: Grant[];
-    /** A Binding's or Member's role and condition. */
-    role?: string;
-    condition?: Condition;
-}
-
-/** What the rest of the deployment still declares on a parent, for a Delete. */
-export interface Kept {
-    /** The resource (URN) that declares the whole policy, if any. */
-    policy?: string;
-    /** The resource (URN) that declares the grant of this grantKey, if any. */
-    declaredBy(key: string): string | undefined;
-}
+import { Claim, Kept, shortUrn } from "../resources/resource";
 
 /**
  * Whether a resource of claim `c` sets `g` when it writes: a Policy sets every grant of its parent, a Binding every
@@ -35,11 +13,6 @@ export function covers(c: Claim, g: Grant): boolean {
     if (c.scope === "policy") return true;
     if (c.scope === "binding") return roleKey(g.role, g.condition) === roleKey(c.role ?? "", c.condition);
     return c.grants.some((own) => grantKey(own) === grantKey(g));
-}
-
-/** `type::name` of a URN (`urn:pulumi:stack::project::type::name`): what a person recognises. */
-export function shortUrn(urn: string): string {
-    return urn.split("::").slice(-2).join("::");
 }
 
 /** A warning for one resource. */

@@ -31,10 +31,10 @@ import type { Recorded } from "../iam/parentPolicy";
 import { describeGrant, Grant, grantChanges, grantKey, grantKeysOf } from "../iam/grants";
 import { grantId, Parent, parentName, PREFIX } from "../iam/names";
 import { Policy } from "../iam/policy";
-import { Logger } from "../log";
-import { token } from "../tokens";
-import { PACKAGE_NAME } from "../version";
-import { Claim, ClaimIndex, conflictOf, covers, Kept, Notice, shortUrn } from "./claims";
+import { token } from "../package/tokens";
+import { PACKAGE_NAME } from "../package/version";
+import { Claim, Kept, ResourceContext, shortUrn } from "../resources/resource";
+import { ClaimIndex, conflictOf, covers, Notice } from "./claims";
 import { crypto, Peer, privateFolder, ProcessFile, thisProcess, Writer } from "./files";
 
 /** A journaled write: the grants it added and removed on one parent, for one resource. */
@@ -256,7 +256,7 @@ export class Deployment {
      * `iam`: the fetcher of the provider this process serves, when it is configured (what checks a journaled grant
      * against Google before it is said).
      */
-    constructor(private readonly log: Logger, private readonly iam: (provider: string) => IamFetcher | undefined,
+    constructor(private readonly log: Diagnostics, private readonly iam: (provider: string) => IamFetcher | undefined,
         private readonly env: NodeJS.ProcessEnv = process.env) {}
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -536,7 +536,7 @@ export class Deployment {
      * engine's record of it settles (`scope`: the claim of the state it leaves, or of the state a Delete removed).
      */
     async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
-        base: BaseContext, run: (ctx: OperationContext) => Promise<T>,
+        base: BaseContext, run: (ctx: ResourceContext) => Promise<T>,
         scope: (result: T) => Claim | undefined): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
@@ -679,20 +679,14 @@ export class Deployment {
     }
 }
 
-/** What every operation gets from the server. */
-export interface BaseContext {
-    iam(): IamFetcher;
+/** Where the deployment says what it finds (the server gives it the engine's log: protocol/log.ts). */
+export interface Diagnostics {
     warn(message: string): void;
+    debug(message: string): void;
 }
 
-/** What an operation gets from the deployment (resources/resource.ts's ResourceContext is this). */
-export interface OperationContext extends BaseContext {
-    readonly urn: string;
-    /** The resource's ID, once its inputs are known (said in what the journal tells the user). */
-    named(id: string): void;
-    kept(parent: string): Kept;
-    wrote(parent: Parent, before: Policy, after: Policy, deadline: number): Recorded;
-}
+/** What every operation gets from the server; the deployment makes the rest of its ResourceContext. */
+export type BaseContext = Pick<ResourceContext, "iam" | "warn">;
 
 function sleep(ms: number): Promise<void> {
     return new Promise((r) => setTimeout(r, ms).unref());

@@ -1,7 +1,7 @@
 // A provider function: token, description, typed inputs and outputs, and the handler, in one value.
 
-import { Properties, Values } from "../define";
-import type { Example } from "../examples";
+import { Properties, Values } from "../declare/define";
+import type { Example } from "../declare/examples";
 import type { IamFetcher } from "../iam/fetcher";
 
 /** What a handler may use: the one IAM fetcher (built from the provider's configuration on first use). */
@@ -12,7 +12,7 @@ export interface InvokeContext {
 export interface FunctionDefinition<I extends Properties = Properties, O extends Properties = Properties> {
     readonly token: string;
     readonly description: string;
-    /** Rendered into the description's `## Example Usage`, in every language (examples.ts). */
+    /** Rendered into the description's `## Example Usage`, in every language (declare/examples.ts). */
     readonly examples: readonly Example[];
     readonly inputs: I;
     readonly outputs: O;

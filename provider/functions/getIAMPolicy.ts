@@ -1,10 +1,10 @@
 import { crc32 } from "zlib";
-import { property, types } from "../define";
+import { property, types } from "../declare/define";
 import { policyProperties } from "../iam/model";
 import { canonicalParts } from "../iam/policy";
 import { defineFunction } from "./function";
 import { adminPolicyStatement, policyDataOutputs } from "./policyRecord";
-import { token } from "../tokens";
+import { token } from "../package/tokens";
 
 const TOKEN = token("organizations", "getIAMPolicy");
 

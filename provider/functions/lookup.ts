@@ -2,10 +2,10 @@
 // They return the record Pulumi GCP and Terraform users know (etag, id, policyData) plus the structured bindings
 // and audit configs, in the types organizations/getIAMPolicy uses for the same data.
 
-import { property, types } from "../define";
+import { property, types } from "../declare/define";
 import { parentName, parentOf, ParentKind, PREFIX, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { canonicalParts } from "../iam/policy";
-import { token } from "../tokens";
+import { token } from "../package/tokens";
 import { defineFunction } from "./function";
 import { EXAMPLE_VALUES, exampleParent, PARENT_HINT, policyDataOutputs } from "./policyRecord";
 

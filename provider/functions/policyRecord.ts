@@ -1,8 +1,8 @@
 // What the functions and resources say alike: the canonical policy's outputs (the lookups' and
 // organizations/getIAMPolicy's), how a parent's properties are described, and the values every example uses.
 
-import { objectToken, property, types } from "../define";
-import type { ExampleArgs, Statement } from "../examples";
+import { objectToken, property, types } from "../declare/define";
+import type { ExampleArgs, Statement } from "../declare/examples";
 import { auditConfigType, bindingType } from "../iam/model";
 import { ParentKind } from "../iam/names";
 

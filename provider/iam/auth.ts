@@ -103,7 +103,7 @@ function gcloudAdcFile(): string {
     return path.join(dir, "application_default_credentials.json");
 }
 
-/** What credentials to use, as the provider's configuration says (provider/iamConfig.ts makes it). */
+/** What credentials to use, as the provider's configuration says (provider/protocol/iamConfig.ts makes it). */
 export interface CredentialSettings {
     accessToken?: string;
     /** A key file's path or its JSON contents. */

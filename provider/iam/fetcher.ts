@@ -5,8 +5,8 @@
 // read sharing, confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
 
 import { setMaxListeners } from "events";
-import { checkProperties } from "../check";
-import { PropertyMap } from "../properties";
+import { checkProperties } from "../declare/check";
+import { PropertyMap } from "../declare/properties";
 import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
 import { Credentials, CredentialsError } from "./auth";
 import { Code, IamError, parseGoogleError, redact } from "./errors";

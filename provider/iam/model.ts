@@ -3,9 +3,9 @@
 // getIAMPolicy's and the resources' inputs, validate `policyData` (policy.ts) and type the policy the code
 // handles (the TypeScript types below are derived from them, not written again).
 
-import { property, types, Values } from "../define";
+import { property, types, Values } from "../declare/define";
 import { MEMBER_FORMS_DOC, memberProblem, roleProblem } from "./names";
-import { typeToken } from "../tokens";
+import { typeToken } from "../package/tokens";
 
 /** The first problem of a list of members, or undefined (members as IAM accepts them in a grant). */
 const membersProblem = (ms: string[]) => ms.map(memberProblem).find((p) => p !== undefined);

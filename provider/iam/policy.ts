@@ -1,8 +1,8 @@
 // A policy's canonical form: the one way this package turns a policy into `policyData`, so semantically equal
 // policies always give byte-equal strings; and policyData's parsing. The policy's shape is model.ts's.
 
-import { checkProperties } from "../check";
-import { Value } from "../properties";
+import { checkProperties } from "../declare/check";
+import { Value } from "../declare/properties";
 import { AuditConfig, Binding, CanonicalPolicy, Condition, Policy, policyDataProperties } from "./model";
 import { memberKey } from "./names";
 

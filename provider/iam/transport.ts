@@ -3,7 +3,7 @@
 
 import * as http from "http";
 import * as https from "https";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../package/version";
 import { Parent, parentName } from "./names";
 import { deferredCaOptions } from "./tls";
 

@@ -3,9 +3,9 @@
 
 import * as fs from "fs";
 import minimist from "minimist";
-import { LANGUAGES, packageImport } from "../examples";
-import { naming } from "../schema";
-import { PACKAGE_NAME } from "../version";
+import { LANGUAGES, packageImport } from "../declare/examples";
+import { naming } from "../schema/schema";
+import { PACKAGE_NAME } from "../package/version";
 import { CarriedKey, ExplicitProvider, GCP_TYPES, migrateFromGcp, MigrationError } from "./fromGcp";
 
 const MIGRATE_USAGE = [

@@ -10,15 +10,15 @@
 // over as they are. Anything it does not understand is refused, naming it, and nothing is written.
 
 import { randomUUID } from "crypto";
-import { configProperties, isConfigKey, isEngineKey } from "../config";
+import { configProperties, isConfigKey, isEngineKey } from "../protocol/config";
 import { resources as definitions } from "../resources";
 import { grantId } from "../iam/names";
 import type { GrantShape } from "../resources/importId";
 import { checkServiceName, Parent, parentName, ParentKind } from "../iam/names";
 import { canonicalCondition, Condition, parsePolicyData, policyData } from "../iam/policy";
-import { isSecret, PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, Value } from "../properties";
-import { PROVIDER_TYPE } from "../tokens";
-import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../version";
+import { isSecret, PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, Value } from "../declare/properties";
+import { PROVIDER_TYPE } from "../package/tokens";
+import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../package/version";
 
 /** The checkpoint versions `pulumi stack export` writes that this command reads. */
 const DEPLOYMENT_VERSIONS = [3] as const;

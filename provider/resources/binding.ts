@@ -1,6 +1,6 @@
 // *IamBinding: authoritative for one role (+ condition) of a parent's policy: its members.
 
-import { property, types } from "../define";
+import { property, types } from "../declare/define";
 import { EXAMPLE_VALUES } from "../functions/policyRecord";
 import { membersLimitProblem } from "../iam/limits";
 import { MEMBER_FORMS_DOC, memberProblem, ParentKind } from "../iam/names";

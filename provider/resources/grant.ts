@@ -4,14 +4,14 @@
 // condition), how a policy's bindings are matched to them, their IDs, their writes, reads and deletes, and how a
 // change to their members is shown (members[i], not positions).
 
-import { property, Properties, types, Values } from "../define";
-import type { ExampleArgs } from "../examples";
+import { property, Properties, types, Values } from "../declare/define";
+import type { ExampleArgs } from "../declare/examples";
 import { EXAMPLE_VALUES, exampleParent } from "../functions/policyRecord";
 import { conditionType } from "../iam/model";
 import { Grant, grantsOf, memberSet, roleKey } from "../iam/grants";
 import { grantId, memberKey, Parent, parentName, PREFIX, roleProblem, sameMember, ParentKind } from "../iam/names";
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
-import { token, typeToken } from "../tokens";
+import { token, typeToken } from "../package/tokens";
 import { defineResource, Resource } from "./lifecycle";
 import { importDocIds, importDocText, parseImportId } from "./importId";
 import {

@@ -4,12 +4,11 @@
 // definition's handlers only through checkProperties, whose verdict types it (Values<I>), as a function's
 // arguments are typed.
 
-import { checkProperties, concealSecrets, Failure, InputError } from "../check";
+import { checkProperties, concealSecrets, Failure, InputError } from "../declare/check";
 import { CONDITIONS_NOT_TAKEN } from "../iam/apiErrors";
-import { Properties, Values } from "../define";
-import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../properties";
-import { Claim } from "../deployment/claims";
-import { PathChange, ResourceContext, ResourceDefinition } from "./resource";
+import { Properties, Values } from "../declare/define";
+import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrapMap as plain } from "../declare/properties";
+import { Claim, PathChange, ResourceContext, ResourceDefinition } from "./resource";
 
 export interface DiffResult {
     changed: string[];
@@ -155,7 +154,7 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
             // every resource of the program has been Checked, so its Delete keeps what any of them declares
             // (deployment/); deleting first would run that Delete before the resources declared after this one are
             // Checked. A user's `deleteBeforeReplace` option still deletes first: a grant such a Delete removes that a
-            // resource Checked later declares is put back by that resource's update (deployment.ts `state`).
+            // resource Checked later declares is put back by that resource's update (deployment/deployment.ts `state`).
             return { changed, replaces, deleteBeforeReplace: false, detailed };
         },
 

@@ -1,6 +1,6 @@
 // *IamMember: one member of one role (+ condition) of a parent's policy, leaving every other grant alone.
 
-import { property, types } from "../define";
+import { property, types } from "../declare/define";
 import { EXAMPLE_VALUES } from "../functions/policyRecord";
 import { MEMBER_FORMS_DOC, memberProblem, ParentKind } from "../iam/names";
 import { grantResource } from "./grant";

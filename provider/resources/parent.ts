@@ -2,15 +2,14 @@
 // ID: importId.ts); the resource tokens; what a refresh or a delete makes of a parent that is gone;
 // and what a Delete says when it keeps a grant. The resources themselves: policy.ts, binding.ts, member.ts.
 
-import { property, types } from "../define";
+import { property, types } from "../declare/define";
 import { Code, IamError } from "../iam/errors";
 import { IamFetcher } from "../iam/fetcher";
 import { describeGrant, Grant, grantKey } from "../iam/grants";
 import { Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { PARENT_HINT } from "../functions/policyRecord";
 
-import { shortUrn } from "../deployment/claims";
-import { ResourceContext } from "./resource";
+import { ResourceContext, shortUrn } from "./resource";
 
 
 export function parentProperties() {

@@ -1,6 +1,6 @@
 // *IamPolicy: authoritative for the whole policy of a parent.
 
-import { property, types, Values } from "../define";
+import { property, types, Values } from "../declare/define";
 import { describeGrant, Grant, grantChanges, grantsOf } from "../iam/grants";
 import { parentName, PREFIX, ParentKind } from "../iam/names";
 import {
@@ -13,7 +13,7 @@ import { importDocIds, importDocText, parseImportId } from "./importId";
 import {
     declaredBy, etagOutput, KEEPS, keptGrants, parentInputs, parentOf, parentProperties, readOrGone, unlessGone,
 } from "./parent";
-import { token } from "../tokens";
+import { token } from "../package/tokens";
 import { defineResource, Resource } from "./lifecycle";
 import { PathChange, ResourceContext } from "./resource";
 

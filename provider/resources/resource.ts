@@ -4,16 +4,54 @@
 // Values<O> for the outputs), as a function's handler does: lifecycle.ts only calls them with inputs that
 // passed checking against `inputs`.
 
-import { Properties, Values } from "../define";
-import type { Example } from "../examples";
-import type { Claim } from "../deployment/claims";
-import type { OperationContext } from "../deployment/deployment";
+import { Properties, Values } from "../declare/define";
+import type { Example } from "../declare/examples";
+import type { InvokeContext } from "../functions/function";
+import type { Grant } from "../iam/grants";
+import type { Parent } from "../iam/names";
+import type { Recorded } from "../iam/parentPolicy";
+import type { Condition, Policy } from "../iam/policy";
+
+export type Scope = "policy" | "binding" | "member";
+
+/** What one resource declares of one parent's policy (the deployment gathers every resource's: deployment/claims.ts). */
+export interface Claim {
+    /** The parent's name (`services/S` or `services/S/consumers/P`). */
+    parent: string;
+    scope: Scope;
+    /** The grants it declares (a Policy: all of its bindings'; a Binding: its role's members; a Member: one). */
+    grants: Grant[];
+    /** A Binding's or Member's role and condition. */
+    role?: string;
+    condition?: Condition;
+}
+
+/** What the rest of the deployment still declares on a parent, for a Delete. */
+export interface Kept {
+    /** The resource (URN) that declares the whole policy, if any. */
+    policy?: string;
+    /** The resource (URN) that declares the grant of this grantKey, if any. */
+    declaredBy(key: string): string | undefined;
+}
 
 /**
  * What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it (what the
- * rest of the deployment still declares on a parent, the journal of its writes): deployment/deployment.ts.
+ * rest of the deployment still declares on a parent, the journal of its writes), which deployment/deployment.ts
+ * gives it.
  */
-export type ResourceContext = OperationContext;
+export interface ResourceContext extends InvokeContext {
+    readonly urn: string;
+    warn(message: string): void;
+    /** The resource's ID, once its inputs are known (said in what the journal tells the user). */
+    named(id: string): void;
+    kept(parent: string): Kept;
+    wrote(parent: Parent, before: Policy, after: Policy, deadline: number): Recorded;
+}
+
+/** `type::name` of a URN (`urn:pulumi:stack::project::type::name`): what a person recognises. */
+export function shortUrn(urn: string): string {
+    return urn.split("::").slice(-2).join("::");
+}
 
 type Record_ = Record<string, unknown>;
 
@@ -32,7 +70,7 @@ export interface PathChange {
 export interface ResourceDefinition<I extends Properties = Properties, O extends Properties = Properties> {
     readonly token: string;
     readonly description: string;
-    /** Rendered into the description's `## Example Usage`, in every language (examples.ts). */
+    /** Rendered into the description's `## Example Usage`, in every language (declare/examples.ts). */
     readonly examples: readonly Example[];
     /** The description's `## Import`: what the ID is made of, and one example ID per accepted form. */
     readonly importDoc: { readonly text: string; readonly ids: readonly string[] };

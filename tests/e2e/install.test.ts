@@ -10,7 +10,7 @@ import * as http from "http";
 import { AddressInfo } from "net";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
-import { PLUGIN_DOWNLOAD_URL, REPOSITORY } from "../../provider/version";
+import { PLUGIN_DOWNLOAD_URL, REPOSITORY } from "../../provider/package/version";
 import { HOST_PLATFORM } from "../support/plugin";
 import { assetName, executableName } from "../../scripts/platforms";
 import { compileNodeProgram, inlineStack, PulumiSandbox, ROOT, SERVICE, skipUnless, stackOutputs, toolsMissing, VERSION, pluginTarball, yaml } from "./support";

@@ -13,7 +13,7 @@ import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
 import { CHECKSUMS, PLATFORMS, assetName } from "../../scripts/platforms";
-import { REPOSITORY } from "../../provider/version";
+import { REPOSITORY } from "../../provider/package/version";
 import { tempDir } from "../support/temp";
 import { ROOT, VERSION, run, skipUnless, toolsBin, toolsMissing } from "./support";
 

@@ -10,8 +10,8 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { NPM_PACKAGE_NAME } from "../../provider/schema";
-import { PLUGIN_DOWNLOAD_URL } from "../../provider/version";
+import { NPM_PACKAGE_NAME } from "../../provider/schema/schema";
+import { PLUGIN_DOWNLOAD_URL } from "../../provider/package/version";
 import {
     PULUMI_SDK_VERSION, ROOT, compiledNodeSdk, copyTree, e2eNeeds, ok, pythonWithSdk, run, skipUnless,
 } from "./support";

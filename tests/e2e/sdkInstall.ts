@@ -4,7 +4,7 @@
 
 import * as fs from "fs";
 import * as path from "path";
-import { NPM_PACKAGE_NAME } from "../../provider/schema";
+import { NPM_PACKAGE_NAME } from "../../provider/schema/schema";
 import { tempDir } from "../support/temp";
 import { PULUMI_SDK_VERSION, ROOT, VERSION, ok, run } from "./support";
 

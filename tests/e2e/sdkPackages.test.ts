@@ -12,8 +12,8 @@
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
-import { LANGUAGES, Language } from "../../provider/examples";
-import { NPM_PACKAGE_NAME } from "../../provider/schema";
+import { LANGUAGES, Language } from "../../provider/declare/examples";
+import { NPM_PACKAGE_NAME } from "../../provider/schema/schema";
 import { tempDir } from "../support/temp";
 import { goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, env, typecheck } from "./sdkInstall";
 import { ROOT, e2eNeeds, ok, run, skipUnless } from "./support";

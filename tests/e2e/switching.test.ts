@@ -10,7 +10,7 @@ import { expect } from "chai";
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { GO_IMPORT_BASE_PATH, NPM_PACKAGE_NAME } from "../../provider/schema";
+import { GO_IMPORT_BASE_PATH, NPM_PACKAGE_NAME } from "../../provider/schema/schema";
 import { tempDir } from "../support/temp";
 import { env, goVetPrograms, javaCompilePrograms, npmProjectWithSdk, pythonWithWheel, runPythonUnderMocks, typecheck } from "./sdkInstall";
 import { e2eNeeds, ok, run, skipUnless } from "./support";

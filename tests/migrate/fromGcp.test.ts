@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { migrateFromGcp, MigrationError } from "../../provider/migrate/fromGcp";
 import { resources } from "../../provider/resources";
-import { toPropertyMap } from "../../provider/properties";
+import { toPropertyMap } from "../../provider/declare/properties";
 import { PLUGIN, pulumiHome, useStack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 

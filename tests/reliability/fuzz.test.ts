@@ -8,9 +8,9 @@ import fc from "fast-check";
 import * as grpc from "@grpc/grpc-js";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { configProperties } from "../../provider/config";
+import { configProperties } from "../../provider/protocol/config";
 import { functions } from "../../provider/functions";
-import { makeSecret, UNKNOWN_VALUE, Value } from "../../provider/properties";
+import { makeSecret, UNKNOWN_VALUE, Value } from "../../provider/declare/properties";
 import { resources } from "../../provider/resources";
 import { useStack } from "../support/plugin";
 

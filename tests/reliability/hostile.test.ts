@@ -3,10 +3,10 @@
 // and the emulator (which records every request it receives) must see no API request at all.
 
 import { expect } from "chai";
-import { configProperties } from "../../provider/config";
+import { configProperties } from "../../provider/protocol/config";
 import { functions } from "../../provider/functions";
 import { MAX_POLICY_DATA } from "../../provider/iam/policy";
-import { makeSecret, PropertyMap, Value } from "../../provider/properties";
+import { makeSecret, PropertyMap, Value } from "../../provider/declare/properties";
 import { resources } from "../../provider/resources";
 import { rpcError, useStack } from "../support/plugin";
 

@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
 import { Emulator, startEmulator } from "../../emulator";
-import { isSecret, makeSecret, PropertyMap, Value } from "../../provider/properties";
+import { isSecret, makeSecret, PropertyMap, Value } from "../../provider/declare/properties";
 import { startEngine } from "../support/engine";
 import { CONSUMERS_FN, Plugin, SERVICE_FN } from "../support/plugin";
 

@@ -3,7 +3,7 @@
 
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { PropertyMap, Value } from "../../provider/properties";
+import { PropertyMap, Value } from "../../provider/declare/properties";
 import { MEMBER, ROLE, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.batching-test-token";
@@ -117,7 +117,7 @@ describe("batched read-modify-writes", function () {
         await stack.configure({ "cloud:config:batching": JSON.stringify({ enableBatching: false, sendAfter: "2s" }) });
         await stack.plugin.configure(providerInputs(JSON.stringify({ enableBatching: true, sendAfter: "100ms" })));
         await stack.plugin.configure(providerInputs({ enableBatching: false }));
-        // One failure over gRPC, from stack config's JSON text (each rule's message: tests/provider/config.test.ts).
+        // One failure over gRPC, from stack config's JSON text (each rule's message: tests/protocol/config.test.ts).
         expect((await stack.plugin.checkConfig({ batching: JSON.stringify({ enableBatching: "no" }) })).failures).to.deep.equal([
             { property: "batching.enableBatching", reason: "`batching.enableBatching` must be a boolean, but a string was given" },
         ]);

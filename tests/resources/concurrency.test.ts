@@ -5,7 +5,7 @@
 
 import { expect } from "chai";
 import { startEmulator } from "../../emulator";
-import { PropertyMap } from "../../provider/properties";
+import { PropertyMap } from "../../provider/declare/properties";
 import { Plugin } from "../support/plugin";
 
 const TOKEN = "ya29.concurrency-test-token";

@@ -2,7 +2,7 @@
 // refresh and destroy fails on its resources. The error says how to get the resource out of the stack.
 
 import { expect } from "chai";
-import { PropertyMap } from "../../provider/properties";
+import { PropertyMap } from "../../provider/declare/properties";
 import { BINDING, MEMBER, POLICY, rpcError, useStack } from "../support/plugin";
 
 const SERVICE = "kept.endpoints.my-project.cloud.goog";

@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { GrantShape, importForms, parseImportId } from "../../provider/resources/importId";
 import { ParentKind } from "../../provider/iam/names";
-import { token } from "../../provider/tokens";
+import { token } from "../../provider/package/tokens";
 import { useStack } from "../support/plugin";
 
 const tokens = (prefix: string): Record<GrantShape, string> => ({

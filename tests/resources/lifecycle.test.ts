@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { policyData } from "../../provider/iam/policy";
-import { PropertyMap, UNKNOWN_VALUE } from "../../provider/properties";
+import { PropertyMap, UNKNOWN_VALUE } from "../../provider/declare/properties";
 import * as grpc from "@grpc/grpc-js";
 import { CONSUMERS_FN, listGrants, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 

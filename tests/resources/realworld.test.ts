@@ -9,7 +9,7 @@ import * as net from "net";
 import * as os from "os";
 import * as path from "path";
 import { policyData } from "../../provider/iam/policy";
-import { isSecret, UNKNOWN_VALUE, type Value } from "../../provider/properties";
+import { isSecret, UNKNOWN_VALUE, type Value } from "../../provider/declare/properties";
 import { startEngine, until } from "../support/engine";
 import { BINDING, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 

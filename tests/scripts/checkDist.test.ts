@@ -7,7 +7,7 @@ import { execFile } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { PACKAGE_VERSION } from "../../provider/version";
+import { PACKAGE_VERSION } from "../../provider/package/version";
 import { checkDist } from "../../scripts/check-dist";
 import { assetName, CHECKSUMS, PLATFORMS } from "../../scripts/platforms";
 import { tempDir } from "../support/temp";

@@ -12,8 +12,8 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Emulator, EmulatorOptions, Policy, startEmulator } from "../../emulator";
-import { PropertyMap } from "../../provider/properties";
-import { PACKAGE_VERSION as VERSION } from "../../provider/version";
+import { PropertyMap } from "../../provider/declare/properties";
+import { PACKAGE_VERSION as VERSION } from "../../provider/package/version";
 import { assetName, executableName, NODE_FOLDER, Platform, platformKey, PLATFORMS, sourceDate, tarball, unpackedName } from "../../scripts/platforms";
 import { tempDir } from "./temp";
 

@@ -2,7 +2,7 @@
 // reaches the API (the emulator records every request it receives).
 
 import { expect } from "chai";
-import { PropertyMap, Value } from "../../provider/properties";
+import { PropertyMap, Value } from "../../provider/declare/properties";
 import { CONSUMERS_FN, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.inputs-test-token";

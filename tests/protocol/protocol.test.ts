@@ -7,7 +7,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { policyData } from "../../provider/iam/policy";
-import { SECRET_SIG_KEY, UNKNOWN_VALUE } from "../../provider/properties";
+import { SECRET_SIG_KEY, UNKNOWN_VALUE } from "../../provider/declare/properties";
 import { CONSUMERS_FN, rpcError, SERVICE_FN, useStack } from "../support/plugin";
 
 const TOKEN = "ya29.test-token-DO-NOT-PRINT-7f3a9c";

@@ -3,8 +3,8 @@
 // YAML. The names each SDK uses are derived from the tokens the same way Pulumi's generators derive them, and
 // tests compile the rendered programs against the generated SDKs.
 
-import { parseToken } from "./tokens";
-import { PACKAGE_NAME } from "./version";
+import { parseToken } from "../package/tokens";
+import { PACKAGE_NAME } from "../package/version";
 
 /** A value read from an earlier statement: `from`'s property `prop`. */
 export interface Ref {
@@ -34,7 +34,7 @@ export interface Example {
 export const LANGUAGES = ["typescript", "python", "go", "csharp", "java", "yaml"] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-/** What the names in each SDK depend on beyond the tokens (schema.ts supplies it). */
+/** What the names in each SDK depend on beyond the tokens (schema/schema.ts supplies it). */
 export interface Naming {
     /** The npm package the TypeScript examples import. */
     readonly npmName: string;

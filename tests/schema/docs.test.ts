@@ -1,13 +1,13 @@
-// The Pulumi Registry's pages are rendered from the declarations (provider/registryDocs.ts): the committed files
+// The Pulumi Registry's pages are rendered from the declarations (provider/schema/registryDocs.ts): the committed files
 // must be exactly what they render, hold one example per language, and name every config key with its
 // environment fallback.
 
 import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
-import { configProperties } from "../../provider/config";
-import { LANGUAGES } from "../../provider/examples";
-import { REGISTRY_DOCS, registryDoc } from "../../provider/registryDocs";
+import { configProperties } from "../../provider/protocol/config";
+import { LANGUAGES } from "../../provider/declare/examples";
+import { REGISTRY_DOCS, registryDoc } from "../../provider/schema/registryDocs";
 
 const root = path.join(__dirname, "..", "..", "..");
 const committed = (page: string) => fs.readFileSync(path.join(root, "docs", page), "utf8");

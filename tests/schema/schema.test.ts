@@ -10,13 +10,13 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import Ajv2020 from "ajv/dist/2020";
-import { configProperties } from "../../provider/config";
+import { configProperties } from "../../provider/protocol/config";
 import { functions } from "../../provider/functions";
-import { schemaText } from "../../provider/schema";
+import { schemaText } from "../../provider/schema/schema";
 import { skipUnless, toolsMissing } from "../e2e/support";
 
 const root = path.join(__dirname, "..", "..", "..");
-const METASCHEMA = path.join(root, "tests", "provider", "pulumi-package-metaschema.json");
+const METASCHEMA = path.join(root, "tests", "schema", "pulumi-package-metaschema.json");
 const committed = fs.readFileSync(path.join(root, "schema.json"), "utf8");
 const schema = JSON.parse(committed);
 

@@ -1,6 +1,6 @@
 // The typed values a declaration describes: what handlers are given is derived from the declared properties.
 // Types are gone by the time a test runs, so the types are asked of the TypeScript checker, over the real
-// declarations (provider/define.ts, provider/resources/grant.ts): a wrong type fails the test, not only the build.
+// declarations (provider/declare/define.ts, provider/resources/grant.ts): a wrong type fails the test, not only the build.
 
 import { expect } from "chai";
 import * as path from "path";
@@ -12,11 +12,11 @@ const ROOT = path.join(__dirname, "..", "..", "..");
 type Props = Record<string, { optional: boolean; type: string }>;
 
 /**
- * Type-checks `sources` (modules in tests/provider/, by file name) in one program; returns, for each, every property
+ * Type-checks `sources` (modules in tests/declare/, by file name) in one program; returns, for each, every property
  * of the type alias `V` it declares: whether it is optional, and its type without `undefined`. Each must type-check.
  */
 function propertiesOf(sources: Record<string, string>): Record<string, Props> {
-    const files = new Map(Object.entries(sources).map(([name, text]) => [path.join(ROOT, "tests", "provider", name), text]));
+    const files = new Map(Object.entries(sources).map(([name, text]) => [path.join(ROOT, "tests", "declare", name), text]));
     const options: ts.CompilerOptions = {
         strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10,
         lib: ["lib.es2022.d.ts"], types: ["node"], noEmit: true, skipLibCheck: true,
@@ -56,7 +56,7 @@ describe("declared values", function () {
         this.timeout(60_000); // the checker loads the declarations and Node's types
         declared = propertiesOf({
             "conditional.ts": `
-                import { property, types, Values } from "../../provider/define";
+                import { property, types, Values } from "../../provider/declare/define";
                 const declare = (kind: "service" | "consumer") => {
                     const name = property(types.string, "x", { required: true });
                     return { ...(kind === "consumer" ? { consumerProject: name } : {}), note: property(types.string, "y"), serviceName: name,
@@ -64,7 +64,7 @@ describe("declared values", function () {
                 };
                 export type V = Values<ReturnType<typeof declare>>;`,
             "grant.ts": `
-                import { Values } from "../../provider/define";
+                import { Values } from "../../provider/declare/define";
                 import { grantProperties } from "../../provider/resources/grant";
                 export type V = Values<ReturnType<typeof grantProperties>>;`,
         });

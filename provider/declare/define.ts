@@ -1,6 +1,6 @@
 // The one way to declare what this provider offers. A function, a resource, an object type or a config key
 // is declared once, with typed properties; schema.json, input checking and dispatch are all derived from
-// these declarations (see schema.ts, check.ts and server.ts), so no list of tokens or property names is
+// these declarations (see schema/schema.ts, check.ts and protocol/server.ts), so no list of tokens or property names is
 // kept anywhere else.
 
 /** The shape of a property's value, as schema.json spells it. */

@@ -140,7 +140,7 @@ export function concealSecrets(failures: Failure[], input: PropertyMap, secrets:
         };
         collect(input[root] ?? null);
         let reason = f.reason;
-        // Longest first, quoted forms (whole, or shortened the way names.ts shows long values) before bare ones.
+        // Longest first, quoted forms (whole, or shortened the way iam/names.ts shows long values) before bare ones.
         for (const text of strings.filter((t) => t.length > 0).sort((a, b) => b.length - a.length)) {
             for (const shown of [JSON.stringify(text), JSON.stringify(`${text.slice(0, 64)}…`), text]) {
                 reason = reason.split(shown).join("the secret value");

@@ -1,6 +1,6 @@
 // The package's name, release and home: the plugin is `pulumi-resource-<name>`, its tokens start `<name>:`, and
 // the release, license and repository are package.json's (said once, there).
-import { license, repository, version } from "../package.json";
+import { license, repository, version } from "../../package.json";
 
 export const PACKAGE_NAME = "cloud";
 export const PACKAGE_VERSION: string = version;

@@ -19,9 +19,9 @@ import * as os from "os";
 import * as path from "path";
 import type * as Sea from "node:sea";
 import * as vm from "vm";
-import { ASSETS, NODE_ENGINES, nodeSupported, WRITE_CODE_CACHE_ENV } from "./packaging";
+import { ASSETS, NODE_ENGINES, nodeSupported, WRITE_CODE_CACHE_ENV } from "../package/packaging";
 
-/** What main.js (provider/main.ts) exports. */
+/** What main.js (provider/process/main.ts) exports. */
 interface Bundle {
     start(startup: string[], afterPort?: () => void): void;
 }

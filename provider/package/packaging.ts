@@ -1,8 +1,8 @@
-// What the packaged plugin's entry (boot.ts) and its build (scripts/dist.ts) agree on.
+// What the packaged plugin's entry (process/boot.ts) and its build (scripts/dist.ts) agree on.
 
 /** The assets inside a self-contained executable. */
 export const ASSETS = {
-    /** The provider, bundled (provider/main.ts). */
+    /** The provider, bundled (provider/process/main.ts). */
     main: "main.js",
     /** V8's code cache for main.js, made by the executable itself up to its port line. */
     cache: "main.js.cache",

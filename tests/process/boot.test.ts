@@ -1,4 +1,4 @@
-// The packaged plugin's start (provider/boot.ts), in both packagings scripts/dist.ts makes: the self-contained
+// The packaged plugin's start (provider/process/boot.ts), in both packagings scripts/dist.ts makes: the self-contained
 // executable, which needs nothing on the machine and starts from the code cache inside it; and the folder run by
 // the user's `node`, which writes its own cache on the first start. Each start is checked to really serve.
 
@@ -6,7 +6,7 @@ import { expect } from "chai";
 import * as fs from "fs";
 import * as path from "path";
 import * as semver from "semver";
-import { NODE_ENGINES, nodeSupported } from "../../provider/packaging";
+import { NODE_ENGINES, nodeSupported } from "../../provider/package/packaging";
 import { FOLDER_PLATFORM, notesOfALookup, Plugin, usePackagedPlugin } from "../support/plugin";
 
 const TOKEN = "ya29.boot-token";

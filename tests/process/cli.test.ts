@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { spawn } from "child_process";
 import * as net from "net";
-import { parseArgs, USAGE } from "../../provider/main";
+import { parseArgs, USAGE } from "../../provider/process/main";
 import { Plugin, PLUGIN, pulumiHome, usePackagedPlugin } from "../support/plugin";
 
 /** Runs the executable to its end: exit code, stdout, stderr. */

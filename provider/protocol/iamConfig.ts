@@ -2,8 +2,8 @@
 // for where a user sets them meet the fetcher and the credentials, so iam/ knows nothing of `cloud:` config.
 
 import { ConfigOrigin, configKeyName, howToSet, parseDuration, ResolvedConfig } from "./config";
-import { CredentialSettings, credentialsFor } from "./iam/auth";
-import { FetcherOptions } from "./iam/fetcher";
+import { CredentialSettings, credentialsFor } from "../iam/auth";
+import { FetcherOptions } from "../iam/fetcher";
 
 /** The credential settings of a resolved configuration. */
 export function credentialSettings(config: ResolvedConfig): CredentialSettings {

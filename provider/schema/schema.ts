@@ -1,14 +1,14 @@
-// schema.json, derived from the declarations: package metadata here, everything else from config.ts,
+// schema.json, derived from the declarations: package metadata here, everything else from protocol/config.ts,
 // functions/ and resources/. `npm run schema` writes it; a test fails when the committed file drifts.
 
-import { configProperties } from "./config";
-import { ObjectTypeDefinition, Properties, Property, TypeSpec } from "./define";
-import { examplesSection, Naming } from "./examples";
-import { functions } from "./functions";
-import { resources } from "./resources";
-import { Resource } from "./resources/lifecycle";
-import { parseToken, typeToken } from "./tokens";
-import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL, REPOSITORY } from "./version";
+import { configProperties } from "../protocol/config";
+import { ObjectTypeDefinition, Properties, Property, TypeSpec } from "../declare/define";
+import { examplesSection, Naming } from "../declare/examples";
+import { functions } from "../functions";
+import { resources } from "../resources";
+import { Resource } from "../resources/lifecycle";
+import { parseToken, typeToken } from "../package/tokens";
+import { LICENSE, PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL, REPOSITORY } from "../package/version";
 
 /**
  * The npm name of the TypeScript SDK. `@pulumi/cloud` belongs to an unrelated package on npm, so the SDK is
@@ -58,7 +58,7 @@ function objectSchema(props: Properties, objects: Map<string, ObjectTypeDefiniti
 /**
  * A config key as stack config declares it. An object-typed key's type is named as Pulumi GCP (the Terraform
  * bridge) names it there: `cloud:config/batching:batching` (`config.Batching` in the SDKs) beside the provider
- * input's `cloud:index/ProviderBatching:ProviderBatching`; the same properties, declared once in config.ts.
+ * input's `cloud:index/ProviderBatching:ProviderBatching`; the same properties, declared once in protocol/config.ts.
  */
 function configVariable(name: string, p: Property): Property {
     const t = p.type.spec;

@@ -2,9 +2,9 @@
 
 import { expect } from "chai";
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
-import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/config";
-import { fetcherOptions } from "../../provider/iamConfig";
-import { PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE, Value } from "../../provider/properties";
+import { checkConfig, configFromRequest, parseDuration, resolveConfig } from "../../provider/protocol/config";
+import { fetcherOptions } from "../../provider/protocol/iamConfig";
+import { PropertyMap, SECRET_SIG_KEY, SECRET_SIG_VALUE, UNKNOWN_VALUE, Value } from "../../provider/declare/properties";
 
 describe("provider configuration", () => {
     it("uses the protocol's own secret and unknown markers", () => {

@@ -7,8 +7,8 @@
 import minimist from "minimist";
 import * as net from "net";
 import { setFlagsFromString } from "v8";
-import { Logger } from "./log";
-import { serve } from "./server";
+import { Logger } from "../protocol/log";
+import { serve } from "../protocol/server";
 
 /**
  * V8 sizes the heap for the machine's memory, so a long-lived plugin's RSS grows by half under sustained
@@ -133,7 +133,7 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     let stopping = false;
     const parent = process.ppid;
     let engineGone = false;
-    // Whether the engine is still there at shutdown: then it has every answer this plugin sent (deployment.ts).
+    // Whether the engine is still there at shutdown: then it has every answer this plugin sent (deployment/deployment.ts).
     const engineAlive = async () => !engineGone && process.ppid === parent && (!engineAddress || await listening(engineAddress));
     const stop = () => {
         if (stopping) return;
@@ -170,7 +170,7 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
 export function start(startup: string[] = [], afterPort?: () => void): void {
     if (process.argv[2] === "migrate-from-gcp") {
         // A subcommand for people (never what the engine passes): loaded only when asked for.
-        void import("./migrate/cli").then((m) => m.runMigrate(process.argv.slice(3), process)).then((code) => {
+        void import("../migrate/cli").then((m) => m.runMigrate(process.argv.slice(3), process)).then((code) => {
             process.exitCode = code;
         });
         return;

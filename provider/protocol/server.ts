@@ -12,24 +12,24 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import * as pluginPb from "@pulumi/pulumi/proto/plugin_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { checkProperties, concealSecrets, Failure, InputError } from "./check";
+import { checkProperties, concealSecrets, Failure, InputError } from "../declare/check";
 import {
     checkConfig, configFromRequest, ConfigOrigin, configOrigin, configProperties, isEngineKey, ResolvedConfig, resolveConfig,
 } from "./config";
-import { functions } from "./functions";
-import { InvokeContext } from "./functions/function";
-import { IamError, redact } from "./iam/errors";
-import { bounded, IamFetcher } from "./iam/fetcher";
+import { functions } from "../functions";
+import { InvokeContext } from "../functions/function";
+import { IamError, redact } from "../iam/errors";
+import { bounded, IamFetcher } from "../iam/fetcher";
 import { fetcherOptions } from "./iamConfig";
 import { Logger } from "./log";
-import { ASSETS } from "./packaging";
-import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "./properties";
-import { resources } from "./resources";
-import { Resource } from "./resources/lifecycle";
-import { Claim } from "./deployment/claims";
-import { Deployment, EngineAlive, OperationContext, OperationKind } from "./deployment/deployment";
-import { parseToken, PROVIDER_TYPE } from "./tokens";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "./version";
+import { ASSETS } from "../package/packaging";
+import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMap, Value } from "../declare/properties";
+import { resources } from "../resources";
+import { Resource } from "../resources/lifecycle";
+import { Claim, ResourceContext } from "../resources/resource";
+import { Deployment, EngineAlive, OperationKind } from "../deployment/deployment";
+import { parseToken, PROVIDER_TYPE } from "../package/tokens";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../package/version";
 
 /** An error carrying the gRPC status to answer with. */
 class RpcError extends Error {
@@ -95,15 +95,15 @@ function failuresOf(failures: Failure[]): pb.CheckFailure[] {
     return failures.map((f) => new pb.CheckFailure().setProperty(f.property).setReason(f.reason));
 }
 
-/** The schema.json shipped beside the code (the repository root, or the packaged plugin's folder). */
-/** The schema: an asset of a self-contained executable, else a file beside the code. */
+/** The schema: an asset of a self-contained executable, else schema.json beside the code: the packaged plugin's
+ * folder (above lib/main.js) or the repository's root (above build/provider/protocol/server.js). */
 function readSchema(): string {
     if (sea.isSea()) return sea.getAsset(ASSETS.schema, "utf8");
     return fs.readFileSync(findSchema(), "utf8");
 }
 
 function findSchema(): string {
-    for (const dir of [path.join(__dirname, ".."), path.join(__dirname, "..", "..")]) {
+    for (const dir of [path.join(__dirname, ".."), path.join(__dirname, "..", "..", "..")]) {
         const file = path.join(dir, "schema.json");
         if (fs.existsSync(file)) return file;
     }
@@ -268,7 +268,7 @@ export class Provider implements Rpcs {
 
     /**
      * Shutdown: the writes already sent finish (IamFetcher.drain), then the deployment settles what the engine now
-     * holds and says what stays open (deployment.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
+     * holds and says what stays open (deployment/deployment.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
      */
     async drain(): Promise<void> {
         this.deployment.stop();
@@ -309,11 +309,11 @@ export class Provider implements Rpcs {
     }
 
     /**
-     * Runs a resource operation inside the deployment (deployment.ts): `held` is the claim of the state the engine
+     * Runs a resource operation inside the deployment (deployment/deployment.ts): `held` is the claim of the state the engine
      * sent, `scope` that of the state the answer leaves.
      */
     private operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
-        run: (ctx: OperationContext) => Promise<T>, scope: (result: T) => Claim | undefined): Promise<T> {
+        run: (ctx: ResourceContext) => Promise<T>, scope: (result: T) => Claim | undefined): Promise<T> {
         return this.deployment.operation(op, { iam: () => this.iam(), warn: (message) => this.log.warn(message, op.urn) }, run, scope);
     }
 
@@ -334,7 +334,7 @@ export class Provider implements Rpcs {
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
         const d = def.diff(olds, toMap(req.getNews()));
         // The engine sends a resource's state only when it holds it: the journal takes it as the engine's word, and
-        // asks for an update where the state and IAM disagree on a grant the program declares (deployment.ts).
+        // asks for an update where the state and IAM disagree on a grant the program declares (deployment/deployment.ts).
         const journal = this.deployment.state(req.getUrn(), def.claimOf(toMap(req.getOlds())), def.claimOf(toMap(req.getNews())));
         for (const why of journal.tell) this.log.warn(why, req.getUrn());
         if (journal.force && !d.changed.includes(def.grantProperty)) {

@@ -1,17 +1,17 @@
 // The Pulumi Registry's pages for the package (docs/_index.md, docs/installation-configuration.md), rendered from
 // the declarations schema.json comes from: the package's description (schema.ts), one example program in every
-// language (examples.ts, from the resources' and functions' own examples), the config keys with their
-// environment fallbacks, secrecy and defaults (config.ts). `npm run schema` writes them beside schema.json; a test
+// language (declare/examples.ts, from the resources' and functions' own examples), the config keys with their
+// environment fallbacks, secrecy and defaults (protocol/config.ts). `npm run schema` writes them beside schema.json; a test
 // fails when the committed pages drift.
 
-import { configProperties } from "./config";
-import { Property } from "./define";
-import { LANGUAGES, Language, packageImport, renderExample, Statement } from "./examples";
-import { functions } from "./functions";
-import { resources } from "./resources";
+import { configProperties } from "../protocol/config";
+import { Property } from "../declare/define";
+import { LANGUAGES, Language, packageImport, renderExample, Statement } from "../declare/examples";
+import { functions } from "../functions";
+import { resources } from "../resources";
 import { buildSchema, naming, NPM_PACKAGE_NAME } from "./schema";
-import { token } from "./tokens";
-import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "./version";
+import { token } from "../package/tokens";
+import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../package/version";
 
 /** The pages, by their path under docs/. */
 export const REGISTRY_DOCS = ["_index.md", "installation-configuration.md"] as const;

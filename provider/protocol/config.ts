@@ -1,13 +1,13 @@
 // Provider configuration (namespace `cloud`): declared once here; schema.json's `config` and `provider`
 // sections, CheckConfig's validation and Configure's parsing are derived from these declarations.
 
-import { checkProperties, Failure } from "./check";
-import { property, TypeSpec, types, Values } from "./define";
-import { projectIdProblem } from "./iam/names";
-import { credentialTransportProblem } from "./iam/transport";
-import { PropertyMap, unwrap, Value } from "./properties";
-import { typeToken } from "./tokens";
-import { PACKAGE_NAME } from "./version";
+import { checkProperties, Failure } from "../declare/check";
+import { property, TypeSpec, types, Values } from "../declare/define";
+import { projectIdProblem } from "../iam/names";
+import { credentialTransportProblem } from "../iam/transport";
+import { PropertyMap, unwrap, Value } from "../declare/properties";
+import { typeToken } from "../package/tokens";
+import { PACKAGE_NAME } from "../package/version";
 
 export const DEFAULT_ENDPOINT = "https://servicemanagement.googleapis.com/v1/";
 export const DEFAULT_SCOPES = [
@@ -27,7 +27,7 @@ function checkEndpoint(value: string): string | undefined {
 }
 
 // Go's units, with microseconds in each spelling Go accepts: us, the micro sign and the Greek mu (written as
-// escapes: the packaged bundle must stay ASCII, see provider/boot.ts).
+// escapes: the packaged bundle must stay ASCII, see provider/process/boot.ts).
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const UNITS = "ns|us|\u00b5s|\u03bcs|ms|s|m|h";
 const DURATION = new RegExp(`^(?:\\d+(?:\\.\\d+)?(?:${UNITS}))+$`);
@@ -91,7 +91,7 @@ const ENDPOINT_DESCRIPTION = "Must be an absolute https:// URL, or http:// to a 
 
 /**
  * `batching`, as Pulumi GCP (and Terraform's `batching` block) spells it. The token gives the provider input the
- * name Pulumi GCP's SDKs give theirs (`ProviderBatching`); stack config gets its own name in schema.ts.
+ * name Pulumi GCP's SDKs give theirs (`ProviderBatching`); stack config gets its own name in schema/schema.ts.
  */
 const batching = types.object(typeToken("index", "ProviderBatching"),
     "How changes to one IAM policy that arrive together are combined into one read-modify-write.", {
