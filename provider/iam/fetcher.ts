@@ -13,7 +13,7 @@ import { Code, IamError, parseGoogleError, redact } from "./errors";
 import { Grant, keepGrants, someGrant } from "./grants";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
-import { Change, ChangeOptions, ParentPolicy, PolicyApi, sleep, WriteMayHaveApplied } from "./parentPolicy";
+import { Change, ChangeOptions, Pace, ParentPolicy, PolicyApi, sleep, WriteMayHaveApplied } from "./parentPolicy";
 import { Policy } from "./policy";
 import { Pacer, QuotaWait, quotaAnswer } from "./quota";
 import { Backoff, RETRY, retryAfterMs } from "./retry";
@@ -62,6 +62,8 @@ export class IamFetcher {
     private readonly inFlight = new Set<Promise<unknown>>();
     /** Every call's turn under the API's rate quota (quota.ts). */
     private readonly pacer = new Pacer();
+    /** The engine's pace across every policy: its slots are shared by them (parentPolicy.ts, `gather`). */
+    private readonly pace = new Pace();
 
     constructor(private readonly options: FetcherOptions) {
         const base = new URL(options.endpoint.endsWith("/") ? options.endpoint : `${options.endpoint}/`);
@@ -167,6 +169,7 @@ export class IamFetcher {
             get batching() {
                 return fetcher.options.batching;
             },
+            pace: fetcher.pace,
             quotaWaitMs: () => fetcher.pacer.waitMs(),
             get signals() {
                 return { reading: fetcher.reading.signal, waiting: fetcher.waiting.signal };

@@ -8,7 +8,7 @@
 //   last         the policy as the last cycle left it (Google's answer to its write, or its read); kept only
 //                while changes keep coming, as the next cycle's starting point when batching is enabled
 //   pace         when changes arrive: the last arrival, the typical gap between arrivals, and the most changes
-//                outstanding at once (see gather)
+//                outstanding at once (see gather); the fetcher keeps one more across all its policies
 //   unconfirmed  the last write no read has shown yet, and what a read must show for it
 //   shared       a read in flight that identical reads join
 //
@@ -21,8 +21,11 @@
 //             of twice the typical gap between arrivals (the engine's own pace: with hundreds of resources it saves
 //             its checkpoint before and after every step, so changes trickle in); after a cycle, already after one
 //             gap once as many wait as this policy ever had outstanding at once (the engine's parallelism as this
-//             policy meets it: it sends nothing more until it hears back); or once the oldest has waited HOLD_MS
-//             (a quarter of the request timeout if that is less).
+//             policy meets it: it sends nothing more until it hears back); already after one gap of the fetcher's
+//             once every policy's waiting and written changes are as many as were ever outstanding at once (the
+//             engine's slots are shared: spread over several policies, each holds a few, and none is answered
+//             until one policy writes); or once the oldest has waited HOLD_MS (a quarter of the request timeout if
+//             that is less).
 //             After a cycle the loop lingers for the next change as long as the engine takes to save the steps
 //             answered and send the next (twice a gap per change answered), keeping the policy it wrote: the next cycle needs no read. With the API's
 //             quota learned, a cycle waits for its turn before it takes its batch, so changes that come meanwhile
@@ -90,6 +93,8 @@ export interface PolicyApi {
     readonly requestTimeoutSetting: string;
     /** Config `batching`: see `gather`. */
     readonly batching: Batching;
+    /** The pace of every policy of the fetcher together (see `gather`). */
+    readonly pace?: Pace;
     /** How long (ms) until the API's quota admits a call, when it is known to be the limit (0: now). */
     quotaWaitMs?(): number;
     /** Aborted by the engine's Cancel (and, for `reading`, by shutdown); replaced afterwards. */
@@ -182,6 +187,38 @@ function cancelled(name: string): IamError {
     return new IamError(`the change to the policy of ${name} was cancelled before it was sent`, undefined, Code.CANCELLED);
 }
 
+/**
+ * See `pace`: when changes arrive and how many are outstanding (waiting or in a write) — one per policy, and one in
+ * the fetcher across its policies.
+ */
+export class Pace {
+    lastArrival = 0;
+    /** The typical gap between arrivals (the engine's pace); a pause past BURST_GAP_MS forgets it. */
+    typicalGap?: number;
+    /** The most changes ever outstanding at once: the engine's parallelism, as far as these changes meet it. */
+    private peak = 0;
+    private count = 0;
+
+    arrived(now: number): void {
+        const gap = now - this.lastArrival;
+        this.typicalGap = gap >= BURST_GAP_MS ? undefined : this.typicalGap === undefined ? gap : 0.8 * this.typicalGap + 0.2 * gap;
+        this.lastArrival = now;
+    }
+
+    outstanding(delta: number): void {
+        this.count += delta;
+        this.peak = Math.max(this.peak, this.count);
+    }
+
+    /**
+     * Whether `here` changes (all outstanding, unless said) are as many as were ever outstanding at once, and none has
+     * come for a typical gap: then the engine has nothing more to send until it hears back.
+     */
+    full(now: number, here = this.count): boolean {
+        return this.peak >= 2 && here >= this.peak && now - this.lastArrival >= (this.typicalGap ?? 0);
+    }
+}
+
 export class ParentPolicy {
     readonly name: string;
     private waiting: Pending[] = [];
@@ -191,13 +228,12 @@ export class ParentPolicy {
     private cycles = 0;
     private last?: Policy;
     /** See `pace`. */
-    private lastArrival = 0;
-    /** The typical gap between arrivals (the engine's pace). */
-    private typicalGap?: number;
+    private readonly pace = new Pace();
     /** How many changes the last cycle answered. */
     private answered = 0;
-    private peak = 0;
     private inBatch = 0;
+    /** waiting + inBatch as the Paces were last told (see counted). */
+    private counting = 0;
     private unconfirmed?: Unconfirmed;
     private shared?: Promise<Policy>;
 
@@ -232,12 +268,13 @@ export class ParentPolicy {
     change(change: Change, opts: ChangeOptions = {}): Promise<Policy> {
         const now = Date.now();
         const deadline = now + this.api.requestTimeoutMs;
-        this.arrived(now);
+        this.pace.arrived(now);
+        this.api.pace?.arrived(now);
         let expiry: NodeJS.Timeout | undefined;
         const result = new Promise<Policy>((resolve, reject) => {
             const entry: Pending = { change, opts, deadline, at: now, resolve, reject };
             this.waiting.push(entry);
-            this.peak = Math.max(this.peak, this.waiting.length + this.inBatch);
+            this.counted();
             const cyclesBefore = this.cycles;
             expiry = setTimeout(() => {
                 if (!this.remove(entry)) return;
@@ -252,11 +289,12 @@ export class ParentPolicy {
         return result;
     }
 
-    /** See `pace`: a pause past BURST_GAP_MS forgets the pace. */
-    private arrived(now: number): void {
-        const gap = now - this.lastArrival;
-        this.typicalGap = gap >= BURST_GAP_MS ? undefined : this.typicalGap === undefined ? gap : 0.8 * this.typicalGap + 0.2 * gap;
-        this.lastArrival = now;
+    /** See `pace`: tells this policy's and the fetcher's Pace how many changes are outstanding now. */
+    private counted(): void {
+        const now = this.waiting.length + this.inBatch;
+        this.pace.outstanding(now - this.counting);
+        this.api.pace?.outstanding(now - this.counting);
+        this.counting = now;
     }
 
     /**
@@ -264,7 +302,7 @@ export class ParentPolicy {
      * before it sends the next, one save at a time: about one gap per change answered, and one more.
      */
     private linger(): number {
-        return Math.min(HOLD_MS, Math.max(this.pause(), 2 * (this.answered + 1) * (this.typicalGap ?? 0)));
+        return Math.min(HOLD_MS, Math.max(this.pause(), 2 * (this.answered + 1) * (this.pace.typicalGap ?? 0)));
     }
 
     /** See `gather`: the longest a change waits for company, well within its request timeout. */
@@ -274,12 +312,13 @@ export class ParentPolicy {
 
     /** See `gather`: how long without an arrival means the engine has sent what it will until it hears back. */
     private pause(): number {
-        return Math.min(this.hold(), Math.max(this.api.batching.sendAfterMs, 2 * (this.typicalGap ?? 0)));
+        return Math.min(this.hold(), Math.max(this.api.batching.sendAfterMs, 2 * (this.pace.typicalGap ?? 0)));
     }
 
     private remove(entry: Pending): boolean {
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
+        this.counted();
         return at >= 0;
     }
 
@@ -292,6 +331,7 @@ export class ParentPolicy {
             for (let cycled = false; ;) {
                 if (!await this.gather(cycled, waiting)) {
                     for (const p of this.waiting.splice(0)) p.reject(cancelled(this.name));
+                    this.counted();
                     break;
                 }
                 if (this.waiting.length === 0) break;
@@ -304,6 +344,7 @@ export class ParentPolicy {
                     this.answered = batch.length;
                     this.inCycle = false;
                     this.inBatch = 0;
+                    this.counted();
                     this.cycles++;
                     cycled = true;
                 }
@@ -321,18 +362,19 @@ export class ParentPolicy {
         if (!this.api.batching.enabled) return !signal.aborted;
         const since = Date.now();
         while (this.waiting.length === 0) {
-            if (!cycled || Date.now() - Math.max(since, this.lastArrival) >= this.linger()) return !signal.aborted;
+            if (!cycled || Date.now() - Math.max(since, this.pace.lastArrival) >= this.linger()) return !signal.aborted;
             if (!await sleep(STEP_MS, signal)) return false;
         }
         for (;;) {
             const now = Date.now();
             const oldest = this.waiting[0]?.at ?? now;
-            const quiet = now - this.lastArrival;
-            // All that was ever outstanding at once is here: half the pause tells whether the engine has more.
-            const all = this.peak >= 2 && this.waiting.length >= this.peak && quiet >= (this.typicalGap ?? 0);
+            const quiet = now - this.pace.lastArrival;
             // The first batch of a loop waits out the window: that is how company is found.
             const windowOver = now - oldest >= this.api.batching.sendAfterMs;
-            if (this.waiting.length === 0 || (cycled && all) || (windowOver && quiet >= this.pause()) || now - oldest >= this.hold()) break;
+            // All that was ever outstanding at once is here (this policy's changes, or every policy's: the engine's
+            // slots are shared, so it sends nothing more until one of them is answered).
+            const all = (cycled && this.pace.full(now, this.waiting.length)) || ((cycled || windowOver) && this.api.pace?.full(now) === true);
+            if (this.waiting.length === 0 || all || (windowOver && quiet >= this.pause()) || now - oldest >= this.hold()) break;
             if (!await sleep(STEP_MS, signal)) return false;
         }
         // The quota's turn is waited for before the batch is taken: what comes meanwhile joins it.
