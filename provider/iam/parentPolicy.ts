@@ -25,7 +25,8 @@
 //             once every policy's waiting and written changes are as many as were ever outstanding at once (the
 //             engine's slots are shared: spread over several policies, each holds a few, and none is answered
 //             until one policy writes); or once the oldest has waited HOLD_MS (a quarter of the request timeout if
-//             that is less).
+//             that is less). It sleeps until the next arrival or the next moment a rule can hold, never polls: a
+//             long run at the engine's pace costs no CPU while it waits.
 //             After a cycle the loop lingers for the next change as long as the engine takes to save the steps
 //             answered and send the next (twice a gap per change answered), keeping the policy it wrote: the next cycle needs no read. With the API's
 //             quota learned, a cycle waits for its turn before it takes its batch, so changes that come meanwhile
@@ -140,8 +141,6 @@ export interface Batching {
 /** See `gather`: the longest a change waits for company; a pause longer than BURST_GAP_MS starts a new burst. */
 const HOLD_MS = 2000;
 const BURST_GAP_MS = 2000;
-/** Gathering looks for arrivals this often. */
-const STEP_MS = 10;
 /** See `confirm`. */
 const CONFIRM_READS = 5;
 const CONFIRM_INTERVAL_MS = 500;
@@ -198,11 +197,40 @@ export class Pace {
     /** The most changes ever outstanding at once: the engine's parallelism, as far as these changes meet it. */
     private peak = 0;
     private count = 0;
+    /** Gatherings asleep until the next arrival (see `next`). */
+    private readonly sleepers = new Set<() => void>();
 
     arrived(now: number): void {
         const gap = now - this.lastArrival;
         this.typicalGap = gap >= BURST_GAP_MS ? undefined : this.typicalGap === undefined ? gap : 0.8 * this.typicalGap + 0.2 * gap;
         this.lastArrival = now;
+        for (const wake of [...this.sleepers]) wake();
+    }
+
+    /** When a typical gap will have passed without an arrival. */
+    get quietAt(): number {
+        return this.lastArrival + (this.typicalGap ?? 0);
+    }
+
+    /**
+     * Waits for the next arrival, at most `ms`; false when `signal` aborts. Gathering sleeps on it instead of
+     * polling: an arrival or the passing of time is all that changes what its rules say.
+     */
+    next(ms: number, signal: AbortSignal): Promise<boolean> {
+        return new Promise((resolve) => {
+            if (signal.aborted) return resolve(false);
+            const done = (woke: boolean) => {
+                clearTimeout(timer);
+                this.sleepers.delete(wake);
+                signal.removeEventListener("abort", abort);
+                resolve(woke);
+            };
+            const wake = () => done(true);
+            const abort = () => done(false);
+            const timer = setTimeout(wake, Math.max(1, ms));
+            this.sleepers.add(wake);
+            signal.addEventListener("abort", abort, { once: true });
+        });
     }
 
     outstanding(delta: number): void {
@@ -211,11 +239,11 @@ export class Pace {
     }
 
     /**
-     * Whether `here` changes (all outstanding, unless said) are as many as were ever outstanding at once, and none has
-     * come for a typical gap: then the engine has nothing more to send until it hears back.
+     * Whether `here` changes (all outstanding, unless said) are as many as were ever outstanding at once: once none
+     * has come for a typical gap (`quietAt`), the engine has nothing more to send until it hears back.
      */
-    full(now: number, here = this.count): boolean {
-        return this.peak >= 2 && here >= this.peak && now - this.lastArrival >= (this.typicalGap ?? 0);
+    full(here = this.count): boolean {
+        return this.peak >= 2 && here >= this.peak;
     }
 }
 
@@ -315,6 +343,20 @@ export class ParentPolicy {
         return Math.min(this.hold(), Math.max(this.api.batching.sendAfterMs, 2 * (this.pace.typicalGap ?? 0)));
     }
 
+    /** See `gather`: when the waiting batch goes, as things stand (an arrival may bring it forward). */
+    private goesAt(cycled: boolean): number {
+        const oldest = this.waiting[0].at;
+        // The first batch of a loop waits out the window: that is how company is found.
+        const windowOver = oldest + this.api.batching.sendAfterMs;
+        const at = [oldest + this.hold(), Math.max(windowOver, this.pace.lastArrival + this.pause())];
+        // All that was ever outstanding at once is here: this policy's changes, or every policy's (the engine's slots
+        // are shared, so it sends nothing more until one of them is answered); a gap without arrivals confirms it.
+        if (cycled && this.pace.full(this.waiting.length)) at.push(this.pace.quietAt);
+        const all = this.api.pace;
+        if (all?.full()) at.push(Math.max(all.quietAt, cycled ? 0 : windowOver));
+        return Math.min(...at);
+    }
+
     private remove(entry: Pending): boolean {
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
@@ -361,21 +403,17 @@ export class ParentPolicy {
     private async gather(cycled: boolean, signal: AbortSignal): Promise<boolean> {
         if (!this.api.batching.enabled) return !signal.aborted;
         const since = Date.now();
+        // Asleep until the next arrival at any policy of the fetcher, or until the rules' next moment.
+        const next = (at: number) => (this.api.pace ?? this.pace).next(at - Date.now(), signal);
         while (this.waiting.length === 0) {
-            if (!cycled || Date.now() - Math.max(since, this.pace.lastArrival) >= this.linger()) return !signal.aborted;
-            if (!await sleep(STEP_MS, signal)) return false;
+            const lingered = Math.max(since, this.pace.lastArrival) + this.linger();
+            if (!cycled || Date.now() >= lingered) return !signal.aborted;
+            if (!await next(lingered)) return false;
         }
-        for (;;) {
-            const now = Date.now();
-            const oldest = this.waiting[0]?.at ?? now;
-            const quiet = now - this.pace.lastArrival;
-            // The first batch of a loop waits out the window: that is how company is found.
-            const windowOver = now - oldest >= this.api.batching.sendAfterMs;
-            // All that was ever outstanding at once is here (this policy's changes, or every policy's: the engine's
-            // slots are shared, so it sends nothing more until one of them is answered).
-            const all = (cycled && this.pace.full(now, this.waiting.length)) || ((cycled || windowOver) && this.api.pace?.full(now) === true);
-            if (this.waiting.length === 0 || all || (windowOver && quiet >= this.pause()) || now - oldest >= this.hold()) break;
-            if (!await sleep(STEP_MS, signal)) return false;
+        while (this.waiting.length > 0) { // (each may leave at its request timeout)
+            const at = this.goesAt(cycled);
+            if (Date.now() >= at) break;
+            if (!await next(at)) return false;
         }
         // The quota's turn is waited for before the batch is taken: what comes meanwhile joins it.
         for (let ms = this.api.quotaWaitMs?.() ?? 0; ms > 0 && this.waiting.length; ms = this.api.quotaWaitMs?.() ?? 0) {

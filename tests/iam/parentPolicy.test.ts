@@ -215,6 +215,26 @@ describe("one policy's life (ParentPolicy)", function () {
         expect(api.calls).to.deep.equal(["read", "write@e0"]);
     });
 
+    it("gather: sleeps until an arrival or the rules' next moment, never polls (a long wait costs no CPU)", async () => {
+        api.batching = { enabled: true, sendAfterMs: 600 };
+        const real = globalThis.setTimeout;
+        let timers = 0;
+        globalThis.setTimeout = Object.assign((...args: Parameters<typeof real>) => (timers++, real(...args)), real);
+        try {
+            const first = pp.change(add("user:a@x.com"));
+            await sleep(300);
+            const second = pp.change(add("user:b@x.com"));
+            while (api.calls.length === 0) await new Promise((r) => setImmediate(r));
+            // Each change's request timeout, the sleep above, a sleep per arrival and one more when a timer fires
+            // a millisecond before the wall clock says: a handful, not one every few milliseconds (60 here).
+            expect(timers, "timers set while gathering for 600 ms").to.be.at.most(12);
+            await Promise.all([first, second]);
+        } finally {
+            globalThis.setTimeout = real;
+        }
+        expect(api.calls).to.deep.equal(["read", "write@e0"]);
+    });
+
     /**
      * The engine as it runs a large stack: `parallel` workers, each saving its checkpoint before and after every
      * step under one lock (`saveMs` each), so changes trickle in one at a time at its pace.
