@@ -350,9 +350,8 @@ export class ParentPolicy {
         const windowOver = oldest + this.api.batching.sendAfterMs;
         const at = [oldest + this.hold(), Math.max(windowOver, this.pace.lastArrival + this.pause())];
         // All that was ever outstanding at once is here: this policy's changes, or every policy's (the engine's slots
-        // are shared, so it sends nothing more until one of them is answered); a gap without arrivals confirms it,
-        // unless the last cycle carried as many: that peak is then the engine's parallelism, and nothing more comes.
-        if (cycled && this.pace.full(this.waiting.length)) at.push(this.pace.full(this.answered) ? 0 : this.pace.quietAt);
+        // are shared, so it sends nothing more until one of them is answered); a gap without arrivals confirms it.
+        if (cycled && this.pace.full(this.waiting.length)) at.push(this.pace.quietAt);
         const all = this.api.pace;
         if (all?.full()) at.push(Math.max(all.quietAt, cycled ? 0 : windowOver));
         return Math.min(...at);
