@@ -167,17 +167,23 @@ interface Unconfirmed {
 
 type Outcome = { policy: Policy } | { error: unknown };
 
-/** Waits `ms`, or less when `signal` aborts (then resolves false). */
-export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+/**
+ * Waits `ms`, or less when `signal` aborts (then resolves false) or, given `wakers`, when one of them is called
+ * (each waiter puts its waker in the set while it waits).
+ */
+export function sleep(ms: number, signal: AbortSignal, wakers?: Set<() => void>): Promise<boolean> {
     return new Promise((resolve) => {
         if (signal.aborted) return resolve(false);
         const timer = setTimeout(() => done(true), ms);
         function done(slept: boolean): void {
             clearTimeout(timer);
             signal.removeEventListener("abort", onAbort);
+            wakers?.delete(wake);
             resolve(slept);
         }
         const onAbort = () => done(false);
+        const wake = () => done(true);
+        wakers?.add(wake);
         signal.addEventListener("abort", onAbort, { once: true });
     });
 }
@@ -217,20 +223,7 @@ export class Pace {
      * polling: an arrival or the passing of time is all that changes what its rules say.
      */
     next(ms: number, signal: AbortSignal): Promise<boolean> {
-        return new Promise((resolve) => {
-            if (signal.aborted) return resolve(false);
-            const done = (woke: boolean) => {
-                clearTimeout(timer);
-                this.sleepers.delete(wake);
-                signal.removeEventListener("abort", abort);
-                resolve(woke);
-            };
-            const wake = () => done(true);
-            const abort = () => done(false);
-            const timer = setTimeout(wake, Math.max(1, ms));
-            this.sleepers.add(wake);
-            signal.addEventListener("abort", abort, { once: true });
-        });
+        return sleep(Math.max(1, ms), signal, this.sleepers);
     }
 
     outstanding(delta: number): void {
