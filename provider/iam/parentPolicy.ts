@@ -22,7 +22,7 @@
 //             its checkpoint before and after every step, so changes trickle in); after a cycle, already after one
 //             gap once as many wait as this policy ever had outstanding at once (the engine's parallelism as this
 //             policy meets it: it sends nothing more until it hears back); already after one gap of the fetcher's
-//             once every policy's waiting and written changes are as many as were ever outstanding at once (the
+//             once every policy's waiting and written changes are again as many as were ever outstanding at once (the
 //             engine's slots are shared: spread over several policies, each holds a few, and none is answered
 //             until one policy writes); or once the oldest has waited HOLD_MS (a quarter of the request timeout if
 //             that is less). It sleeps until the next arrival or the next moment a rule can hold, never polls: a
@@ -203,6 +203,11 @@ export class Pace {
     /** The most changes ever outstanding at once: the engine's parallelism, as far as these changes meet it. */
     private peak = 0;
     private count = 0;
+    /**
+     * Whether the count has fallen below `peak` since it was last raised: until then the burst that set it may
+     * still be rising (each arrival sets a new peak), so reaching it says nothing.
+     */
+    private settled = false;
     /** Gatherings asleep until the next arrival (see `next`). */
     private readonly sleepers = new Set<() => void>();
 
@@ -228,15 +233,17 @@ export class Pace {
 
     outstanding(delta: number): void {
         this.count += delta;
-        this.peak = Math.max(this.peak, this.count);
+        if (this.count > this.peak) (this.peak = this.count), (this.settled = false);
+        else if (this.count < this.peak) this.settled = true;
     }
 
     /**
-     * Whether `here` changes (all outstanding, unless said) are as many as were ever outstanding at once: once none
-     * has come for a typical gap (`quietAt`), the engine has nothing more to send until it hears back.
+     * Whether `here` changes (all outstanding, unless said) are again as many as were ever outstanding at once (a
+     * ceiling met before, not one still rising): once none has come for a typical gap (`quietAt`), the engine has
+     * nothing more to send until it hears back.
      */
     full(here = this.count): boolean {
-        return this.peak >= 2 && here >= this.peak;
+        return this.settled && this.peak >= 2 && here >= this.peak;
     }
 }
 

@@ -297,6 +297,21 @@ describe("one policy's life (ParentPolicy)", function () {
         expect(stalled / elapsed, `stalled ${stalled} of ${elapsed} ms`).to.be.below(0.15);
     });
 
+    it("gather: a first burst still arriving is not taken for all the engine's slots (a hiccup past the window does not split it)", async () => {
+        // The fetcher's Pace (as the plugin has): while a burst is still rising, every arrival sets a new most
+        // outstanding, so "as many as were ever outstanding" holds at each one and says nothing yet.
+        pp = new ParentPolicy({ kind: "service", serviceName: "s.endpoints.p.cloud.goog" }, Object.assign(api, { pace: new Pace() }));
+        const changes: Promise<Policy>[] = [];
+        for (let i = 0; i < 40; i++) {
+            changes.push(pp.change(add(`user:m${i}@x.com`)));
+            // About 1 ms apart (timers may be later), with one pause of 15 ms after the 40 ms window.
+            await sleep(i === 30 ? 15 : 1);
+        }
+        await Promise.all(changes);
+        expect(api.calls).to.deep.equal(["read", "write@e0"]);
+        expect(members()).to.have.length(40);
+    });
+
     it("gather: a cycle that waits for the quota's turn takes the changes that come meanwhile", async () => {
         api.quotaAt = Date.now() + 400;
         const changes = [pp.change(add("user:a@x.com"))];
