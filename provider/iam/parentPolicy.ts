@@ -32,7 +32,8 @@
 //             quota learned, a cycle waits for its turn before it takes its batch, so changes that come meanwhile
 //             join it. With `batching.enableBatching` false there is no gathering: each cycle takes the oldest
 //             change alone, so every change gets its own read and write, in arrival order.
-//   cycle     One read (none when `last` is set and batching is enabled: the etag still guards the write), every
+//   cycle     One read (none when `last` is set and batching is enabled: the etag still guards the write; with
+//             batching, a loop's first read begins with the loop and runs while its first batch gathers), every
 //             change applied in arrival order (each a pure function of the policy: it is run again after a 409 or
 //             a split), one write with the read's etag. A 409 redoes the whole batch from a fresh read after a
 //             jittered backoff (retry.ts: RETRY.conflict), within the earliest caller's deadline. A 400 on a batch
@@ -200,6 +201,13 @@ export class Pace {
     lastArrival = 0;
     /** The typical gap between arrivals (the engine's pace); a pause past BURST_GAP_MS forgets it. */
     typicalGap?: number;
+    /**
+     * The typical gap between arrivals with no answer between them: how fast the engine sends while it has slots
+     * free, without the round trips (a write, then the engine saving its answers) that `typicalGap` also holds.
+     */
+    private sendGap?: number;
+    /** Whether a change was answered (the count fell) since the last arrival. */
+    private heardBack = false;
     /** The most changes ever outstanding at once: the engine's parallelism, as far as these changes meet it. */
     private peak = 0;
     private count = 0;
@@ -213,14 +221,17 @@ export class Pace {
 
     arrived(now: number): void {
         const gap = now - this.lastArrival;
-        this.typicalGap = gap >= BURST_GAP_MS ? undefined : this.typicalGap === undefined ? gap : 0.8 * this.typicalGap + 0.2 * gap;
+        const average = (typical: number | undefined) => (gap >= BURST_GAP_MS ? undefined : typical === undefined ? gap : 0.8 * typical + 0.2 * gap);
+        this.typicalGap = average(this.typicalGap);
+        if (!this.heardBack || gap >= BURST_GAP_MS) this.sendGap = average(this.sendGap);
+        this.heardBack = false;
         this.lastArrival = now;
         for (const wake of [...this.sleepers]) wake();
     }
 
-    /** When a typical gap will have passed without an arrival. */
+    /** When a typical gap between sends will have passed without an arrival. */
     get quietAt(): number {
-        return this.lastArrival + (this.typicalGap ?? 0);
+        return this.lastArrival + (this.sendGap ?? this.typicalGap ?? 0);
     }
 
     /**
@@ -235,6 +246,7 @@ export class Pace {
         this.count += delta;
         if (this.count > this.peak) (this.peak = this.count), (this.settled = false);
         else if (this.count < this.peak) this.settled = true;
+        if (delta < 0) this.heardBack = true;
     }
 
     /**
@@ -255,6 +267,8 @@ export class ParentPolicy {
     private inCycle = false;
     private cycles = 0;
     private last?: Policy;
+    /** The first cycle's read, begun when the loop began (see `cycle`). */
+    private early?: Promise<Policy>;
     /** See `pace`. */
     private readonly pace = new Pace();
     /** How many changes the last cycle answered. */
@@ -369,6 +383,12 @@ export class ParentPolicy {
     private async loop(): Promise<void> {
         this.running = true;
         const waiting = this.api.signals.waiting;
+        // The first cycle's read runs while the batch gathers (see `cycle`): the window costs no time of its own.
+        if (this.api.batching.enabled) {
+            const read = this.api.read(this.parent, this.waiting[0].deadline, this.api.signals.reading);
+            read.catch(() => undefined); // a loop that ends without a cycle never looks at it
+            this.early = read;
+        }
         try {
             for (let cycled = false; ;) {
                 if (!await this.gather(cycled, waiting)) {
@@ -394,6 +414,7 @@ export class ParentPolicy {
         } finally {
             this.running = false;
             this.last = undefined;
+            this.early = undefined;
             // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
             if (this.unconfirmed) void this.confirm(this.unconfirmed);
         }
@@ -453,9 +474,11 @@ export class ParentPolicy {
         for (let conflicts = 0; ; conflicts++) {
             // Without batching, every change reads for itself: `last` is not reused.
             const reuse = conflicts === 0 && this.api.batching.enabled ? this.last : undefined;
+            const early = conflicts === 0 ? this.early : undefined;
             this.last = undefined;
+            this.early = undefined;
             // Its own read: neither shared nor waiting for a confirmation (the etag guards the write).
-            const current = reuse ?? await this.api.read(this.parent, deadline, this.api.signals.reading);
+            const current = reuse ?? await (early ?? this.api.read(this.parent, deadline, this.api.signals.reading));
             // Each change sees the policy as the changes before it left it; one that throws fails alone.
             let next = current;
             const failed = new Map<Pending, unknown>();

@@ -156,24 +156,24 @@ describe("batched read-modify-writes", function () {
         });
     }
 
-    it("sendAfter is the wait before the first read: 300ms when set so, against 40ms by default", async () => {
-        /** How long after a create is sent its first read reaches the API. */
-        const firstRead = async (m: string): Promise<number> => {
+    it("sendAfter is the wait before the first write: 300ms when set so, against 40ms by default", async () => {
+        /** How long after a create is sent its write reaches the API. */
+        const firstWrite = async (m: string): Promise<number> => {
             stack.emu.resetRequests();
             const started = Date.now();
             const create = stack.plugin.create(MEMBER, member(m));
-            while (!stack.emu.requests.some((r) => r.path.endsWith(":getIamPolicy"))) await sleep(1);
+            while (!stack.emu.requests.some((r) => r.path.endsWith(":setIamPolicy"))) await sleep(1);
             const elapsed = Date.now() - started;
             await create;
             await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE }); // waits for the write's confirmation
             return elapsed;
         };
-        const fast = await firstRead("user:fast@example.com");
+        const fast = await firstWrite("user:fast@example.com");
         await stack.configure({ "cloud:config:batching": JSON.stringify({ sendAfter: "300ms" }) });
-        const slow = await firstRead("user:slow@example.com");
+        const slow = await firstWrite("user:slow@example.com");
         expect(slow).to.be.at.least(300);
         expect(fast).to.be.below(slow - 150);
         expect(members()).to.deep.equal(["user:fast@example.com", "user:slow@example.com"]);
-        console.log(`      first read ${fast} ms after a create by default, ${slow} ms with sendAfter 300ms`);
+        console.log(`      first write ${fast} ms after a create by default, ${slow} ms with sendAfter 300ms`);
     });
 });

@@ -22,7 +22,7 @@ namespace Pulumi.Cloud.Inputs
         public Input<bool>? EnableBatching { get; set; }
 
         /// <summary>
-        /// How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+        /// How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
         /// </summary>
         [Input("sendAfter")]
         public Input<string>? SendAfter { get; set; }

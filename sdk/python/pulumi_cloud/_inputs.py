@@ -29,7 +29,7 @@ class ProviderBatchingArgsDict(TypedDict):
     """
     send_after: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+    How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
     """
 
 @pulumi.input_type
@@ -41,7 +41,7 @@ class ProviderBatchingArgs:
         How changes to one IAM policy that arrive together are combined into one read-modify-write.
 
         :param pulumi.Input[_builtins.bool] enable_batching: Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
-        :param pulumi.Input[_builtins.str] send_after: How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+        :param pulumi.Input[_builtins.str] send_after: How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
         """
         if enable_batching is not None:
             pulumi.set(__self__, "enable_batching", enable_batching)
@@ -64,7 +64,7 @@ class ProviderBatchingArgs:
     @pulumi.getter(name="sendAfter")
     def send_after(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+        How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
         """
         return pulumi.get(self, "send_after")
 

@@ -17,7 +17,7 @@ var _ = internal.GetEnvOrDefault
 type Batching struct {
 	// Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
 	EnableBatching *bool `pulumi:"enableBatching"`
-	// How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+	// How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
 	SendAfter *string `pulumi:"sendAfter"`
 }
 
@@ -36,7 +36,7 @@ type BatchingInput interface {
 type BatchingArgs struct {
 	// Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
 	EnableBatching pulumi.BoolPtrInput `pulumi:"enableBatching"`
-	// How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+	// How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
 	SendAfter pulumi.StringPtrInput `pulumi:"sendAfter"`
 }
 
@@ -72,7 +72,7 @@ func (o BatchingOutput) EnableBatching() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v Batching) *bool { return v.EnableBatching }).(pulumi.BoolPtrOutput)
 }
 
-// How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+// How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
 func (o BatchingOutput) SendAfter() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Batching) *string { return v.SendAfter }).(pulumi.StringPtrOutput)
 }

@@ -30,7 +30,7 @@ class Batching(dict):
         How changes to one IAM policy that arrive together are combined into one read-modify-write.
 
         :param _builtins.bool enable_batching: Whether changes to one policy that arrive together are written in one read-modify-write (one read, one write). When false, every change gets a read and a write of its own, one change after another. Defaults to true.
-        :param _builtins.str send_after: How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+        :param _builtins.str send_after: How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
         """
         if enable_batching is not None:
             pulumi.set(__self__, "enable_batching", enable_batching)
@@ -49,7 +49,7 @@ class Batching(dict):
     @pulumi.getter(name="sendAfter")
     def send_after(self) -> Optional[_builtins.str]:
         """
-        How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+        How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as "40ms" or "1s". Defaults to "40ms", where Terraform's default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine's pace (a large stack's engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
         """
         return pulumi.get(self, "send_after")
 

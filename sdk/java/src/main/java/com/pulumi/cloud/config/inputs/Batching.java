@@ -18,7 +18,7 @@ public final class Batching {
      */
     private @Nullable Boolean enableBatching;
     /**
-     * @return How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as &#34;40ms&#34; or &#34;1s&#34;. Defaults to &#34;40ms&#34;, where Terraform&#39;s default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine&#39;s pace (a large stack&#39;s engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+     * @return How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as &#34;40ms&#34; or &#34;1s&#34;. Defaults to &#34;40ms&#34;, where Terraform&#39;s default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine&#39;s pace (a large stack&#39;s engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
      * 
      */
     private @Nullable String sendAfter;
@@ -32,7 +32,7 @@ public final class Batching {
         return Optional.ofNullable(this.enableBatching);
     }
     /**
-     * @return How long a change waits for company before its policy is read and written (the first change to a policy waits at least this long; the ones that arrive meanwhile join it), as a duration such as &#34;40ms&#34; or &#34;1s&#34;. Defaults to &#34;40ms&#34;, where Terraform&#39;s default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine&#39;s pace (a large stack&#39;s engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
+     * @return How long a change waits for company before its policy is written (the first change to a policy waits at least this long, while the policy is read; the ones that arrive meanwhile join it), as a duration such as &#34;40ms&#34; or &#34;1s&#34;. Defaults to &#34;40ms&#34;, where Terraform&#39;s default is 3s: the window can be this short because a batch also grows while a write is in flight, and while changes keep arriving at the engine&#39;s pace (a large stack&#39;s engine sends them one by one as it saves its checkpoint): the plugin waits for the next as long as twice the typical gap between them, at most 2s. Not used when `enableBatching` is false.
      * 
      */
     public Optional<String> sendAfter() {
