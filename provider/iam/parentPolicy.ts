@@ -5,8 +5,9 @@
 // What it holds:
 //   waiting      changes queued for the next cycle
 //   running      whether a cycle loop is under way (gathering, reading, writing)
-//   last         the policy as the last cycle left it (Google's answer to its write, or its read); kept only
-//                while changes keep coming, as the next cycle's starting point when batching is enabled
+//   last         what the next cycle starts from when batching is enabled: the policy as the last cycle left it
+//                (Google's answer to its write, or its read), kept only while changes keep coming; or, for a loop's
+//                first cycle, a read begun when the loop began
 //   pace         when changes arrive: the last arrival, the typical gap between arrivals, and the most changes
 //                outstanding at once (see gather); the fetcher keeps one more across all its policies
 //   unconfirmed  the last write no read has shown yet, and what a read must show for it
@@ -259,9 +260,7 @@ export class ParentPolicy {
     /** A cycle is reading or writing now, and how many cycles ran (for the timeout's message). */
     private inCycle = false;
     private cycles = 0;
-    private last?: Policy;
-    /** The first cycle's read, begun when the loop began (see `cycle`). */
-    private early?: Promise<Policy>;
+    private last?: Promise<Policy>;
     /** See `pace`. */
     private readonly pace = new Pace();
     /** How many changes the last cycle answered. */
@@ -380,7 +379,7 @@ export class ParentPolicy {
         if (this.api.batching.enabled) {
             const read = this.api.read(this.parent, this.waiting[0].deadline, this.api.signals.reading);
             read.catch(() => undefined); // a loop that ends without a cycle never looks at it
-            this.early = read;
+            this.last = read;
         }
         try {
             for (let cycled = false; ;) {
@@ -407,7 +406,6 @@ export class ParentPolicy {
         } finally {
             this.running = false;
             this.last = undefined;
-            this.early = undefined;
             // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
             if (this.unconfirmed) void this.confirm(this.unconfirmed);
         }
@@ -467,11 +465,9 @@ export class ParentPolicy {
         for (let conflicts = 0; ; conflicts++) {
             // Without batching, every change reads for itself: `last` is not reused.
             const reuse = conflicts === 0 && this.api.batching.enabled ? this.last : undefined;
-            const early = conflicts === 0 ? this.early : undefined;
             this.last = undefined;
-            this.early = undefined;
             // Its own read: neither shared nor waiting for a confirmation (the etag guards the write).
-            const current = reuse ?? await (early ?? this.api.read(this.parent, deadline, this.api.signals.reading));
+            const current = await (reuse ?? this.api.read(this.parent, deadline, this.api.signals.reading));
             // Each change sees the policy as the changes before it left it; one that throws fails alone.
             let next = current;
             const failed = new Map<Pending, unknown>();
@@ -489,7 +485,7 @@ export class ParentPolicy {
             }
             const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy });
             if (steps.length === 0) {
-                this.last = current;
+                this.last = Promise.resolve(current);
                 return batch.map((p) => outcome(p, current));
             }
             // What the policy must show once written: each change's own check, unless a later change of the
@@ -503,7 +499,7 @@ export class ParentPolicy {
             try {
                 const written = await this.wrote({ ...next, etag: current.etag }, mask, deadline, (p) => checks.every((shows) => shows(p)));
                 for (const r of records) r.landed(written);
-                this.last = written;
+                this.last = Promise.resolve(written);
                 return batch.map((p) => outcome(p, written));
             } catch (e) {
                 // A 409 after an attempt that may have applied is most likely that attempt's own doing: not undone;
