@@ -221,6 +221,14 @@ function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
 /** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
 export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
 
+/**
+ * What the command the engine runs says of this process's run, where the plugin can tell (process/command.ts):
+ * `preview` when nothing the run reads is saved (`pulumi preview`, `--preview-only`); unknown otherwise.
+ */
+export interface RunCommand {
+    preview?: boolean;
+}
+
 /** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
 export type EngineAlive = () => Promise<boolean>;
 
@@ -250,6 +258,14 @@ export class Deployment {
     private stopping = false;
     /** Items of operations answered after the stop began. */
     private readonly answeredLate = new Set<string>();
+    /** Items of this process's answered Reads (refresh, import): recorded only if the run is no preview. */
+    private readonly answeredReads = new Set<string>();
+    /** Resources this process has Read: a Diff's olds for them are the Read's answer, not the state the engine keeps. */
+    private readonly readHere = new Set<string>();
+    /** The engine's Cancel came (Ctrl-C): it may end without recording what it was answered. */
+    private cancelled = false;
+    /** A preview-flagged operation came: this process serves a preview, whatever the command line says. */
+    private sawPreview = false;
     private lines = 0;
 
     /**
@@ -257,7 +273,12 @@ export class Deployment {
      * against Google before it is said).
      */
     constructor(private readonly log: Diagnostics, private readonly iam: (provider: string) => IamFetcher | undefined,
-        private readonly env: NodeJS.ProcessEnv = process.env) {}
+        private readonly env: NodeJS.ProcessEnv = process.env, private readonly command: RunCommand = {}) {}
+
+    /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
+    private get previewRun(): boolean {
+        return this.command.preview === true || this.sawPreview;
+    }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
     engine(address: string | undefined): void {
@@ -446,7 +467,10 @@ export class Deployment {
         const settle: string[] = [];
         const reasons: string[] = [];
         const inHand = this.known.inHand.get(this.run);
-        for (const item of this.known.open(urn)) {
+        // A Diff after this process Read the resource (`--refresh`) carries the Read's answer, which a preview never
+        // saves: the Read's request carried the engine's word already.
+        const engineWord = !(declared && this.readHere.has(urn));
+        for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
             if (inHand?.has(item.key)) continue;
@@ -541,6 +565,9 @@ export class Deployment {
         const urn = op.urn;
         this.attach(urn);
         if (op.held) this.state(urn, op.held);
+        if (op.preview) this.sawPreview = true;
+        const read = op.kind === "refresh" || op.kind === "import";
+        if (read) this.readHere.add(urn);
         let resourceId: string | undefined;
         const work = run({
             ...base,
@@ -555,7 +582,9 @@ export class Deployment {
             const claim = op.kind === "delete" ? op.held : scope(result);
             // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
             // no longer records it (Ctrl-C twice): left to the next run's word.
-            if (!op.preview && claim) {
+            // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
+            // saved nowhere: it answers nothing the engine keeps.
+            if (!op.preview && claim && !(read && this.command.preview === true)) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
                 // A grant written for another resource that this one's new state holds (an import of an orphan,
@@ -566,13 +595,10 @@ export class Deployment {
                     }
                 }
                 // Neither settled nor said by this process: whether the engine records it is the next run's to see.
-                if (this.stopping) {
-                    for (const i of items) this.answeredLate.add(i);
-                    return result;
-                }
-                for (const i of items) this.answeredItems.add(i);
-                // Read by this run's other processes, which then leave these items to this one.
-                this.append({ op: "answered", urn, items });
+                for (const i of items) (this.stopping ? this.answeredLate : read ? this.answeredReads : this.answeredItems).add(i);
+                // Read by this run's other processes, which then leave these items to this one; by later runs, which
+                // leave them to their own word on the resource (an answer is not yet a record).
+                if (items.length) this.append({ op: "answered", urn, items });
             }
             return result;
         } finally {
@@ -590,16 +616,28 @@ export class Deployment {
     }
 
     /**
+     * The engine's Cancel (the user's Ctrl-C): a second Ctrl-C makes the engine close its plugins, still running,
+     * without recording the steps under way, so from now on no answer of this process counts as recorded, even one
+     * given before the Cancel.
+     */
+    cancel(): void {
+        this.cancelled = true;
+        this.stop();
+    }
+
+    /**
      * At the end of this process: waits for the operations under way; if the engine is still there, it holds every
      * answer given before the stop, so their items are settled; then says what stays open (see `report`).
      */
     async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
         const deadline = Date.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), sleep(Math.max(0, deadline - Date.now() - 1000))]);
-        if (this.running.size === 0 && this.answeredItems.size > 0 && await engineAlive()) {
-            this.append({ op: "settled", items: [...this.answeredItems] }, true);
-            this.answeredItems.clear();
+        const recorded = [...this.answeredItems, ...(this.previewRun ? [] : this.answeredReads)];
+        if (this.running.size === 0 && !this.cancelled && recorded.length > 0 && await engineAlive()) {
+            this.append({ op: "settled", items: recorded }, true);
         }
+        this.answeredItems.clear();
+        this.answeredReads.clear();
         await this.report(this.iam, deadline);
     }
 

@@ -9,6 +9,7 @@ import * as net from "net";
 import { setFlagsFromString } from "v8";
 import { Logger } from "../protocol/log";
 import { serve } from "../protocol/server";
+import { commandLineOf, runCommandOf } from "./command";
 
 /**
  * V8 sizes the heap for the machine's memory, so a long-lived plugin's RSS grows by half under sustained
@@ -145,7 +146,8 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     // On Windows the engine stops a plugin with a CTRL_BREAK_EVENT to its process group (Pulumi's
     // cmdutil.shutdownProcessGroup), which Node delivers as SIGBREAK; a console's Ctrl-C arrives as SIGINT.
     if (process.platform === "win32") process.on("SIGBREAK", stop);
-    const served = await serve(log, engineAddress, engineAlive);
+    // Read once, at start: the parent is the CLI only while it lives.
+    const served = await serve(log, engineAddress, engineAlive, runCommandOf(commandLineOf(parent) ?? []));
     shutdown = served.shutdown;
     process.stdout.write(`${served.port}\n`);
     // Without an engine address (tests, a debugger attaching) only the parent process is watched.

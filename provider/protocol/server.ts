@@ -27,7 +27,7 @@ import { makeSecret, PropertyMap, toPropertyMap, UNKNOWN_VALUE, unwrap, unwrapMa
 import { resources } from "../resources";
 import { Resource } from "../resources/lifecycle";
 import { Claim, ResourceContext } from "../resources/resource";
-import { Deployment, EngineAlive, OperationKind } from "../deployment/deployment";
+import { Deployment, EngineAlive, OperationKind, RunCommand } from "../deployment/deployment";
 import { parseToken, PROVIDER_TYPE } from "../package/tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../package/version";
 
@@ -126,14 +126,14 @@ export class Provider implements Rpcs {
     private schema?: string;
     private readonly deployment: Deployment;
 
-    constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true) {
+    constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true, command: RunCommand = {}) {
         this.deployment = new Deployment(log, () => {
             try {
                 return this.configUnknown ? undefined : this.iam();
             } catch {
                 return undefined; // the note says it was not checked, and why
             }
-        });
+        }, process.env, command);
     }
 
     /** The IAM fetcher for the current configuration, built on first use. */
@@ -289,7 +289,7 @@ export class Provider implements Rpcs {
     }
 
     cancel(): Empty {
-        this.deployment.stop();
+        this.deployment.cancel();
         this.fetcher?.cancelAll();
         return new Empty();
     }
@@ -433,8 +433,8 @@ export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImpleme
 }
 
 /** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */
-export async function serve(log: Logger, engineAddress?: string, engineAlive?: EngineAlive): Promise<{ port: number; shutdown(): Promise<void> }> {
-    const provider = new Provider(log, engineAlive);
+export async function serve(log: Logger, engineAddress?: string, engineAlive?: EngineAlive, command?: RunCommand): Promise<{ port: number; shutdown(): Promise<void> }> {
+    const provider = new Provider(log, engineAlive, command);
     provider.attachEngine(engineAddress);
     const server = new grpc.Server({
         "grpc.max_receive_message_length": 400 * 1024 * 1024,

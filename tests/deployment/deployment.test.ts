@@ -7,7 +7,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { Engine, startEngine, until } from "../support/engine";
-import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine, skipWithoutMountNamespace, withReadOnly } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine, skipWithoutMountNamespace, underCli, withReadOnly } from "../support/machine";
 import { BINDING, listGrants, MEMBER, Plugin, PLUGIN, pulumiHome, ROLE, Stack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
@@ -236,6 +236,70 @@ describe("one deployment, one truth", function () {
         expect(await stack.plugin.stop()).to.equal(0);
         expect(saidOf(engine, "late"), "named by the next run").to.have.length(1);
     }));
+
+    it("Ctrl-C twice after the answers: the engine's Cancel, then it closes its plugins alive and records nothing more; the next run names the grant it lacks", () => machine(async (stack, engine) => {
+        const kept = await stack.plugin.create(MEMBER, member("kept"), false, "kept");
+        await stack.plugin.create(MEMBER, member("unrecorded"), false, "unrecorded");
+        // The first Ctrl-C: the engine's Cancel. The second: the engine closes its plugins while it still runs, and
+        // exits without recording the step it was answered last (a pending create is left in its state).
+        await stack.plugin.empty("cancel");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // `pulumi refresh --clear-pending-creates`: the engine reads what it holds (kept), and drops the pending create.
+        await stack.nextDeployment();
+        await stack.plugin.read(MEMBER, kept.id, kept.properties, member("kept"), "kept");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(saidOf(engine, "unrecorded"), "named by the refresh").to.have.length(1);
+        expect(saidOf(engine, "kept"), "the refresh showed the engine holds it").to.deep.equal([]);
+    }));
+
+    it("Ctrl-C once: an answer given after the engine's Cancel is recorded by the engine; the next run's Diff shows it, and nothing is said", () => machine(async (stack, engine) => {
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 1500 } });
+        const created = stack.plugin.create(MEMBER, member("late"), false, "late");
+        expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
+        await stack.plugin.empty("cancel");
+        const late = await created;
+        expect(await stack.plugin.stop()).to.equal(0);
+        // The engine waited for the answer and recorded it; the next `pulumi up` declares it.
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("late"), {}, "late");
+        expect((await stack.plugin.diff(MEMBER, late.id, late.properties, member("late"), "late")).changes).to.equal(1);
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(engine.messages.join("\n")).not.to.contain("late@example.com");
+    }));
+
+    for (const refresh of [["preview", "--refresh"], ["refresh", "--preview-only"]]) {
+        it(`\`pulumi ${refresh.join(" ")}\` after a Binding's update was cut off: what the preview read is not taken for a record; the next up removes the member the program does not declare`, () => machine(async (stack, engine, home) => {
+            const inputs = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
+            const b = await stack.plugin.create(BINDING, inputs, false, "b");
+            await stack.nextDeployment();
+            await dieAfterWrite(stack, stack.plugin, (p) => p.update(BINDING, b.id, b.properties, { ...inputs, members: ["user:a@example.com", "user:x@example.com"] }, false, "b"));
+            // The program reverted to [a]; the preview reads IAM ([a, x]) and, for `preview`, diffs against what it read.
+            await engine.nextRun();
+            const preview = await pluginOf(stack, engine, home, underCli(refresh));
+            const read = await preview.read(BINDING, b.id, b.properties, inputs, "b");
+            expect(read.properties.members).to.deep.equal(["user:a@example.com", "user:x@example.com"]);
+            if (refresh[0] === "preview") {
+                await preview.check(BINDING, inputs, {}, "b");
+                expect((await preview.diff(BINDING, b.id, read.properties, inputs, "b")).changes).to.equal(2);
+            }
+            expect(await preview.stop()).to.equal(0);
+            // `pulumi up`: the state the engine kept is [a]; IAM holds x: the update removes it.
+            await engine.nextRun();
+            const up = await pluginOf(stack, engine, home);
+            await up.check(BINDING, inputs, {}, "b");
+            expect((await up.diff(BINDING, b.id, b.properties, inputs, "b")).changes, "the Diff asks for the update").to.equal(2);
+            await up.update(BINDING, b.id, b.properties, inputs, false, "b");
+            expect(await up.stop()).to.equal(0);
+            expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("a")]);
+            // Settled: the next run says nothing of x.
+            const named = saidOf(engine, "x").length;
+            await engine.nextRun();
+            const quiet = await pluginOf(stack, engine, home);
+            await quiet.check(BINDING, inputs, {}, "b");
+            expect(await quiet.stop()).to.equal(0);
+            expect(saidOf(engine, "x")).to.have.length(named);
+        }));
+    }
 
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);

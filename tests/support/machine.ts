@@ -3,8 +3,11 @@
 
 import { expect } from "chai";
 import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
 import { Engine, startEngine, until } from "./engine";
-import { Plugin, pulumiHome, Stack, startStack } from "./plugin";
+import { Plugin, PLUGIN, pulumiHome, Stack, startStack } from "./plugin";
+import { tempDir } from "./temp";
 
 /** What the plugin tells the user of its crash journal (provider/deployment/deployment.ts), as the tests look for it. */
 export const JOURNAL_SAYS = {
@@ -66,4 +69,24 @@ export function skipWithoutMountNamespace(ctx: Mocha.Context): void {
 export function withReadOnly(folder: string, command: string[]): string[] {
     const script = 'f="$1"; shift; mount --bind "$f" "$f" && mount -o remount,bind,ro "$f" && exec "$@"';
     return ["unshare", "--mount", "sh", "-c", script, "sh", folder, ...command];
+}
+
+/**
+ * The command prefix that starts the plugin as the child of a process whose command line is the CLI's
+ * (`pulumi ARGS…`): a shell script named `pulumi` that runs the plugin and hands it the signals it gets, as the
+ * engine's process would. The plugin reads its parent's command line (provider/process/command.ts).
+ */
+export function underCli(args: string[]): string[] {
+    const dir = tempDir("cli");
+    const script = path.join(dir, "pulumi");
+    fs.writeFileSync(script, [
+        "#!/bin/sh",
+        "# Stands in for the Pulumi CLI's command line: everything after `--` is the plugin's.",
+        'while [ "$1" != "--" ]; do shift; done; shift',
+        '"$@" & child=$!',
+        "trap 'kill -INT $child' INT TERM",
+        'wait $child; wait $child',
+        "",
+    ].join("\n"), { mode: 0o755 });
+    return [script, ...args, "--", PLUGIN];
 }

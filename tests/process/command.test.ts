@@ -1,0 +1,28 @@
+// What the CLI's command line says of a run (provider/process/command.ts): a preview is told only where it is certain.
+
+import { expect } from "chai";
+import { runCommandOf } from "../../provider/process/command";
+
+describe("the CLI's command line", () => {
+    const cases: [string[], boolean | undefined][] = [
+        [["/usr/local/bin/pulumi", "preview", "--refresh"], true],
+        [["pulumi", "pre"], true],
+        [["pulumi", "refresh", "--preview-only", "--yes"], true],
+        [["pulumi", "import", "cloud:endpoints/serviceIamMember:ServiceIamMember", "m", "id", "--preview-only"], true],
+        [["pulumi", "--cwd", "dir", "up", "--refresh", "--yes"], false],
+        [["pulumi", "refresh", "--yes", "--skip-preview", "--clear-pending-creates"], false],
+        [["pulumi", "destroy", "--target", "urn"], false],
+        [["C:\\Program Files\\Pulumi\\bin\\pulumi.exe", "up"], false],
+        // A stack named like a command does not make the run one: the first command word counts.
+        [["pulumi", "up", "--stack", "preview"], false],
+        // Not the CLI (a test harness, a debugger attaching): unknown.
+        [["node", "mocha"], undefined],
+        [["pulumi", "stack", "ls"], undefined],
+        [[], undefined],
+    ];
+    for (const [argv, preview] of cases) {
+        it(`${JSON.stringify(argv)} → ${preview === undefined ? "unknown" : preview ? "a preview" : "recorded"}`, () => {
+            expect(runCommandOf(argv).preview).to.equal(preview);
+        });
+    }
+});
