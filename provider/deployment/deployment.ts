@@ -579,7 +579,9 @@ export class Deployment {
         this.running.add(work);
         try {
             const result = await work;
-            const claim = op.kind === "delete" ? op.held : scope(result);
+            // A refresh that finds the resource gone drops it from the engine's state, as a Delete does.
+            const drops = op.kind === "delete" || (op.kind === "refresh" && result === undefined);
+            const claim = drops ? op.held : scope(result);
             // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
             // no longer records it (Ctrl-C twice): left to the next run's word.
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
@@ -589,7 +591,7 @@ export class Deployment {
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
                 // A grant written for another resource that this one's new state holds (an import of an orphan,
                 // the same grant declared twice) is held by the stack from now on.
-                if (op.kind !== "delete") {
+                if (!drops) {
                     for (const g of claim.grants) {
                         for (const i of this.known.openOf(claim.parent, grantKey(g))) if (i.sign === "+" && i.entry.urn !== urn) items.push(i.key);
                     }

@@ -301,6 +301,24 @@ describe("one deployment, one truth", function () {
         }));
     }
 
+    it("a Delete cut off after its write, then `pulumi refresh` (Pulumi's advice): the refresh drops the resource, and no later run says the state holds it", () => machine(async (stack, engine) => {
+        const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
+        await stack.nextDeployment();
+        await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, m.id, m.properties, "m"), true);
+        // `pulumi cancel`, then `pulumi refresh`: the Read finds the grant gone, and the engine drops m.
+        await stack.nextDeployment();
+        expect((await stack.plugin.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // Later runs of a program that no longer has m.
+        engine.logs.length = 0;
+        for (let i = 0; i < 2; i++) {
+            await stack.nextDeployment();
+            await stack.plugin.check(MEMBER, member("other"), {}, "other");
+            expect(await stack.plugin.stop()).to.equal(0);
+        }
+        expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
+    }));
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);
