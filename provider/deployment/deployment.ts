@@ -87,8 +87,11 @@ type Line =
     | { op: "serves"; provider: string }
     | ({ op: "wrote"; n: number } & Omit<Entry, "id"> & { id?: string })
     | { op: "undone"; id: string }
-    /** An operation of `urn` was answered (not a preview); `items` are those it settles once the engine has it. */
-    | { op: "answered"; urn: string; items: string[] }
+    /**
+     * An operation of `urn` was answered (not a preview); `items` are those it settles once the engine has it.
+     * `carried`: copied from a dead process's file, so in no run's hands (see Knowledge.answered).
+     */
+    | { op: "answered"; urn: string; items: string[]; carried?: true }
     | { op: "settled"; items: string[] }
     /** Items told to the user in `run`. */
     | { op: "said"; run: string; items: string[] }
@@ -194,7 +197,7 @@ class Knowledge {
                 return;
             case "answered":
                 for (const i of line.items) this.answered.add(i);
-                if (run !== undefined) for (const i of line.items) setOf(this.inHand, run).add(i);
+                if (run !== undefined && !line.carried) for (const i of line.items) setOf(this.inHand, run).add(i);
                 return;
         }
     }
@@ -223,10 +226,13 @@ export type OperationKind = "create" | "import" | "refresh" | "update" | "delete
 
 /**
  * What the command the engine runs says of this process's run, where the plugin can tell (process/command.ts):
- * `preview` when nothing the run reads is saved (`pulumi preview`, `--preview-only`); unknown otherwise.
+ * `preview` when nothing the run reads is saved (`pulumi preview`, `--preview-only`), `partial` when it leaves resources
+ * out; unknown otherwise.
  */
 export interface RunCommand {
     preview?: boolean;
+    /** `--target` or `--exclude`: the run sends only some of the resources the engine holds. */
+    partial?: boolean;
 }
 
 /** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
@@ -395,6 +401,10 @@ export class Deployment {
                     } else if (l.op === "settled") {
                         const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
                         if (items.length) this.append({ op: "settled", items });
+                    } else if (l.op === "answered") {
+                        // That the operation was answered outlives its process: later runs leave it to their word.
+                        const items = l.items.filter((i) => open.has(entryOf(i)));
+                        if (items.length) this.append({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
                     } else if (sameRun && (l.op === "declare" || l.op === "said")) {
                         this.append(l);
                     }
@@ -660,8 +670,9 @@ export class Deployment {
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
             !live.has(writerOf(i.entry)) && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
-            // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end.
-            !(early && this.known.answered.has(i.key)));
+            // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
+            // unless this run could not have given that word (see `unsaidAnswered`).
+            !(this.known.answered.has(i.key) && (early || this.unsaidAnswered(i))));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
@@ -701,6 +712,17 @@ export class Deployment {
         this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
             notes.map((n) => `  - ${n}`).join("\n"));
         this.append({ op: "said", run: this.run, items: told });
+    }
+
+    /**
+     * Whether an answered item left open at this run's end is not said. A removal (`-`) whose answer the engine may
+     * not have recorded leaves the resource in its state or not: if it does, that resource's next request carries the
+     * state and decides (a Diff puts the grant back, a refresh drops the resource); if not, there is nothing to say.
+     * An addition (`+`) is said only by a run that sends every resource it holds: a `--target` or `--exclude` run
+     * does not, and its silence on a resource says nothing of whether the engine holds it.
+     */
+    private unsaidAnswered(i: Item): boolean {
+        return i.sign === "-" || this.command.partial === true;
     }
 
     /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */

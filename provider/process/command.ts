@@ -27,8 +27,9 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
     const command = args.find((a) => RECORDING.has(a) || PREVIEWING.has(a));
     if (command === undefined) return {};
     const rest = args.slice(args.indexOf(command) + 1);
-    if (PREVIEWING.has(command) || rest.some((a) => a === "--preview-only" || a === "--preview-only=true")) return { preview: true };
-    return { preview: false };
+    const flag = (...names: string[]) => rest.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
+    const partial = flag("--target", "-t", "--exclude");
+    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial };
 }
 
 /** The command line of process `pid`, where this platform lets a process read it; undefined elsewhere. */

@@ -319,6 +319,40 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
     }));
 
+    it("a Delete answered to an engine killed right after (kill -9 of the CLI mid-destroy): no later run says the state holds the grant", () => machine(async (stack, engine, home) => {
+        const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
+        expect(await stack.plugin.stop()).to.equal(0);
+        const dying = await startEngine();
+        const destroy = await pluginOf(stack, dying, home);
+        await destroy.delete(MEMBER, m.id, m.properties, "m");
+        dying.close();
+        expect(await destroy.stop()).to.equal(0);
+        // `pulumi cancel`, `pulumi refresh`, `pulumi destroy`, then `pulumi up`s of another program: m is not among
+        // the resources they send (the engine recorded its Delete), and nothing is said of it.
+        for (let i = 0; i < 3; i++) {
+            await engine.nextRun();
+            const p = await pluginOf(stack, engine, home);
+            await p.check(MEMBER, member("other"), {}, "other");
+            expect(await p.stop()).to.equal(0);
+        }
+        expect(saidOf(engine, "m", REMOVED).join("\n---\n")).to.equal("");
+    }));
+
+    it("a Create answered after the engine's Cancel, then `pulumi up --target` of another resource: the targeted run says nothing of it", () => machine(async (stack, engine, home) => {
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 1500 } });
+        const created = stack.plugin.create(MEMBER, member("late"), false, "late");
+        expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
+        await stack.plugin.empty("cancel");
+        await created;
+        expect(await stack.plugin.stop()).to.equal(0);
+        await engine.nextRun();
+        const targeted = await pluginOf(stack, engine, home, underCli(["up", "--target", `urn:pulumi:dev::proj::${MEMBER}::x`, "--yes"]));
+        await targeted.check(MEMBER, member("x"), {}, "x");
+        await targeted.create(MEMBER, member("x"), false, "x");
+        expect(await targeted.stop()).to.equal(0);
+        expect(engine.messages.join("\n")).not.to.contain("late@example.com");
+    }));
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);

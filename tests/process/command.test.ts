@@ -4,14 +4,16 @@ import { expect } from "chai";
 import { runCommandOf } from "../../provider/process/command";
 
 describe("the CLI's command line", () => {
-    const cases: [string[], boolean | undefined][] = [
+    const cases: [string[], boolean | undefined, boolean?][] = [
         [["/usr/local/bin/pulumi", "preview", "--refresh"], true],
         [["pulumi", "pre"], true],
         [["pulumi", "refresh", "--preview-only", "--yes"], true],
         [["pulumi", "import", "cloud:endpoints/serviceIamMember:ServiceIamMember", "m", "id", "--preview-only"], true],
         [["pulumi", "--cwd", "dir", "up", "--refresh", "--yes"], false],
         [["pulumi", "refresh", "--yes", "--skip-preview", "--clear-pending-creates"], false],
-        [["pulumi", "destroy", "--target", "urn"], false],
+        [["pulumi", "destroy", "--target", "urn"], false, true],
+        [["pulumi", "up", "-t=urn", "--yes"], false, true],
+        [["pulumi", "up", "--exclude", "urn"], false, true],
         [["C:\\Program Files\\Pulumi\\bin\\pulumi.exe", "up"], false],
         // A stack named like a command does not make the run one: the first command word counts.
         [["pulumi", "up", "--stack", "preview"], false],
@@ -20,9 +22,9 @@ describe("the CLI's command line", () => {
         [["pulumi", "stack", "ls"], undefined],
         [[], undefined],
     ];
-    for (const [argv, preview] of cases) {
-        it(`${JSON.stringify(argv)} → ${preview === undefined ? "unknown" : preview ? "a preview" : "recorded"}`, () => {
-            expect(runCommandOf(argv).preview).to.equal(preview);
+    for (const [argv, preview, partial] of cases) {
+        it(`${JSON.stringify(argv)} → ${preview === undefined ? "unknown" : preview ? "a preview" : "recorded"}${partial ? ", partial" : ""}`, () => {
+            expect(runCommandOf(argv)).to.deep.equal(preview === undefined ? {} : { preview, partial: partial ?? false });
         });
     }
 });
