@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds installable SDK packages from the generated SDKs in sdk/ into dist/sdk/ (README "Installing the SDKs"):
+# Builds installable SDK packages from the generated SDKs in sdk/ into dist/sdk/ (docs/reference.md, "Installing the SDKs"):
 #
 #   pulumi-cloud-endpoints-<v>.tgz       npm package: compiled JavaScript + declarations (bin/), main bin/index.js
 #   pulumi_cloud-<v>-py3-none-any.whl    Python wheel (pip wheel, setuptools from PyPI)

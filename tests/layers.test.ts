@@ -1,6 +1,6 @@
 // The tree is the architecture: provider/ holds only its layers, each folder's README.md says what it owns and
 // which layers it may import (the one statement of the rule), and every import — type-only and dynamic ones
-// included — keeps to it. The emulator imports nothing from provider/; tests/ and the README's layout section name
+// included — keeps to it. The emulator imports nothing from provider/; tests/ and docs/design/layout.md's layers section name
 // the same folders.
 
 import { expect } from "chai";
@@ -100,10 +100,10 @@ describe("layers", () => {
         expect(folders.filter((f) => !all.has(f) && !ACROSS.includes(f)), "test folders named after no layer").to.deep.equal([]);
     });
 
-    it("the README's layout section names every layer, and nothing that is not one", () => {
-        const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-        const section = /\n## Layout\n([\s\S]*?)\n## /.exec(readme);
-        if (!section) throw new Error("README.md has no ## Layout section");
+    it("the layout design note's layers section names every layer, and nothing that is not one", () => {
+        const note = fs.readFileSync(path.join(ROOT, "docs", "design", "layout.md"), "utf8");
+        const section = /\n## Layers\n([\s\S]*?)(?:\n## |$)/.exec(note);
+        if (!section) throw new Error("docs/design/layout.md has no ## Layers section");
         const named = new Set([...section[1].matchAll(/provider\/([a-z]+)\//g)].map((m) => m[1]));
         expect([...named].sort()).to.deep.equal([...layers().keys()].sort());
     });

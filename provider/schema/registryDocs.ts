@@ -123,7 +123,36 @@ function installationPage(): string {
             "service account, through the IAM Credentials API. The credentials need `servicemanagement.services.getIamPolicy` " +
             "and, to manage policies, `servicemanagement.services.setIamPolicy` on the services (and consumer projects) named.",
         "",
+        ...crashRecovery(),
     ].join("\n");
+}
+
+/** What a user does after a crash: the crash journal's warnings (deployment/deployment.ts) and the commands they name. */
+function crashRecovery(): string[] {
+    return [
+        "## After a crash",
+        "",
+        `The provider notes every grant on disk, under \`$PULUMI_HOME/plugins-state/pulumi-resource-${PACKAGE_NAME}/\` ` +
+            "(default `~/.pulumi`), before it writes it. If the plugin or the `pulumi` CLI stops between a write and Pulumi " +
+            "recording it (Ctrl-C twice, `kill -9`, a cancelled CI job), the next runs warn `what earlier runs of this stack " +
+            "left unrecorded, still so in IAM (the provider's crash journal)`: one line per grant, with the resource it was " +
+            "written for and the command that resolves it, on every run until it is settled. The provider never removes " +
+            "such a grant by itself.",
+        "",
+        "1. Recover the stack as Pulumi says: `pulumi cancel` if it says an update is still in progress, " +
+            "`pulumi refresh --clear-pending-creates` if it warns of pending creates.",
+        "2. `pulumi up`. A grant written for a resource the program declares is recorded; a grant removed by an operation " +
+            "Pulumi did not record is put back where the program declares its resource (that resource is deleted where it does not).",
+        "3. Where `pulumi up` warns of a pending create of the resource a line names, run the line's " +
+            "`pulumi refresh --import-pending-creates '<URN>' '<ID>'`: it records the grant. For a grant the program does not " +
+            "declare, run the line's `pulumi import --protect=false …`: the next `pulumi up` then removes the grant unless you " +
+            "add it to the program.",
+        "",
+        "If the provider warns that it cannot keep its crash journal in a folder, fix that folder (yours, mode 0700, not a " +
+            "link, writable) or set `PULUMI_HOME` to one that is. The journal lives in `PULUMI_HOME`: a run on another " +
+            "machine (a CI runner that does not keep it) does not see an earlier crash.",
+        "",
+    ];
 }
 
 /** A page's text exactly as committed. */

@@ -1,21 +1,21 @@
-// Coming from Pulumi GCP (the README's section of that name), with the real `pulumi` CLI and YAML host, the plugin
+// Coming from Pulumi GCP (the guide docs/migrate-from-gcp.md, which the README links), with the real `pulumi` CLI and YAML host, the plugin
 // installed from its tarball, against the emulator. Swapping the package naively loses grants (the engine creates
-// the cloud twins, then Pulumi GCP deletes the old resources); the README gives two ways that do not.
+// the cloud twins, then Pulumi GCP deletes the old resources); the guide gives two ways that do not.
 //
 // Path 1, state rewrite: a stack whose state holds the six `gcp:endpoints/…` types as Pulumi GCP 8.38.0 writes
 // them (tests/migrate/fixtures, imported with `pulumi stack import`: the engine takes Pulumi GCP's provider in the
-// state without its plugin), the emulator holding those grants and others. The README's commands run as written
+// state without its plugin), the emulator holding those grants and others. The guide's commands run as written
 // (stack export, `pulumi plugin run … migrate-from-gcp`, stack import), then the `pulumi config set` lines the
-// command printed (the README shows that text: it must be what the command prints), the program switched to the
-// cloud twins with the same names and the properties the old program declared; then the README's checks run as
+// command printed (the guide shows that text: it must be what the command prints), the program switched to the
+// cloud twins with the same names and the properties the old program declared; then the guide's checks run as
 // written: refresh and preview without changes, and an up that sends no setIamPolicy. A refresh after it shows no
 // change, and destroy removes exactly the grants the resources declare (a Policy's parent is emptied, as its
 // delete does; the other grants on the parents of Bindings and Members stay).
 //
 // Path 2, program only: the new resources declared with the `import` option, one per import ID form of each of
 // the six types (Pulumi GCP's space-separated forms with and without `services/`, with a condition's title, and
-// Terraform's slash IDs, including the IDs the fixture's Pulumi GCP state holds) and the README's YAML, adopted by
-// `pulumi up` with no setIamPolicy, then `pulumi preview --expect-no-changes`. Not tested: the README's step that
+// Terraform's slash IDs, including the IDs the fixture's Pulumi GCP state holds) and the guide's YAML, adopted by
+// `pulumi up` with no setIamPolicy, then `pulumi preview --expect-no-changes`. Not tested: the guide's step that
 // sets `retainOnDelete: true` on the old `gcp:endpoints/…` resources and removes them, which needs Pulumi GCP's
 // plugin (not installable here).
 
@@ -30,9 +30,9 @@ import { MIGRATED_TYPES } from "../../provider/migrate/fromGcp";
 import { resources } from "../../provider/resources";
 import { PulumiSandbox, ROOT, RunResult, SERVICE, skipUnless, toolsMissing } from "./support";
 
-const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
-const SECTION = README.slice(README.indexOf("\n## Coming from Pulumi GCP\n"), README.indexOf("\n## ", README.indexOf("\n## Coming from Pulumi GCP\n") + 1));
-/** The section's fenced blocks of one language, in order, their indentation removed. */
+/** The guide, docs/migrate-from-gcp.md: the whole of it is the section the tests run. */
+const SECTION = fs.readFileSync(path.join(ROOT, "docs", "migrate-from-gcp.md"), "utf8");
+/** The guide's fenced blocks of one language, in order, their indentation removed. */
 const blocks = (lang: string) => [...SECTION.matchAll(new RegExp("^( *)```" + lang + "\\n([\\s\\S]*?)^\\1```$", "gm"))]
     .map((m) => m[2].split("\n").map((l) => l.slice(m[1].length)).join("\n"));
 
@@ -72,7 +72,7 @@ const yamlResource = (name: string, type: string, properties: Record<string, Jso
     `  ${name}:\n    type: ${type}\n    properties:\n${Object.entries(properties).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("")}` +
     (Object.keys(options).length ? `    options:\n${Object.entries(options).map(([k, v]) => `      ${k}: ${JSON.stringify(v)}\n`).join("")}` : "");
 
-describe("e2e: coming from Pulumi GCP (the README's two paths) with the real engine", function () {
+describe("e2e: coming from Pulumi GCP (the guide's two paths) with the real engine", function () {
     this.timeout(600_000);
     this.slow(60_000);
 
@@ -99,13 +99,13 @@ describe("e2e: coming from Pulumi GCP (the README's two paths) with the real eng
         sb?.dispose();
     });
 
-    it("the README's section has path 1's two command blocks, the command's printed text and path 2's YAML", () => {
+    it("the guide has path 1's two command blocks, the command's printed text and path 2's YAML", () => {
         expect(blocks("sh")).to.have.length(2);
         expect(blocks("text")).to.have.length(1);
         expect(blocks("yaml")).to.have.length(1);
     });
 
-    it("path 1, state rewrite: migrate-from-gcp as the README runs it; refresh, preview and up change nothing; destroy removes only the declared grants", async () => {
+    it("path 1, state rewrite: migrate-from-gcp as the guide runs it; refresh, preview and up change nothing; destroy removes only the declared grants", async () => {
         const fixture = JSON.parse(fs.readFileSync(FIXTURE, "utf8")) as { deployment: { resources: StateResource[] } };
         const dir = sb.project("shop", { "Pulumi.yaml": "name: shop\nruntime: yaml\n" });
         // The old stack: Pulumi GCP configured through stack config; its program cannot run here (no Pulumi GCP plugin).
@@ -147,13 +147,13 @@ describe("e2e: coming from Pulumi GCP (the README's two paths) with the real eng
         expect([...declared.keys()].sort()).to.deep.equal([...Object.keys(others), `services/${POLICY_SERVICE}`, `services/${POLICY_SERVICE}/consumers/consumer-project-1`].sort());
         for (const [parent, bindings] of declared) emu.setPolicy(parent, { bindings: merged([...bindings, ...(others[parent] ? [others[parent]] : [])]) });
 
-        // The README's commands, as written.
+        // The guide's commands, as written.
         const [migrate, check] = blocks("sh");
         const printed = (await bash(migrate, dir)).stderr;
         const [text] = blocks("text");
         const said = printed.split("\n");
         const from = said.findIndex((l) => l.startsWith("pulumi-resource-cloud migrate-from-gcp: migrated"));
-        expect(said.slice(from, from + text.trimEnd().split("\n").length).join("\n"), "the README shows what the command prints").to.equal(text.trimEnd());
+        expect(said.slice(from, from + text.trimEnd().split("\n").length).join("\n"), "the guide shows what the command prints").to.equal(text.trimEnd());
         for (const line of text.split("\n").filter((l) => /^\s+pulumi config set /.test(l))) await bash(line.trim(), dir);
         expect((await sb.pulumi(["config", "get", "cloud:accessToken"], dir)).stdout.trim()).to.equal(token);
 

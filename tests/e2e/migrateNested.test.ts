@@ -114,7 +114,7 @@ describe("e2e: coming from Pulumi GCP with nested resources, a component and an 
             { role: CONSUMER_ROLE, members: ["user:alice@example.com", "user:bob@example.com"] }, other] });
         emu.setPolicy(`services/${SERVICE}/consumers/${CONSUMER}`, { bindings: [{ role: "roles/viewer", members: ["user:carol@example.com"] }, other] });
 
-        // The old state, imported as `pulumi stack import` would; then the command, as the README runs it.
+        // The old state, imported as `pulumi stack import` would; then the command, as docs/migrate-from-gcp.md runs it.
         const exported = await stack.exportStack();
         const old: Deployment = { ...exported, deployment: { ...exported.deployment, resources: gcpState(emu.url, token) } };
         const dir = path.join(sb.dir, "nested");

@@ -36,7 +36,7 @@ describe("batched read-modify-writes", function () {
     });
     afterEach(() => stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 }));
 
-    // The README's figure ("50 Member creates sent at once cost 3 API calls instead of 150").
+    // docs/design/batching.md's figure ("50 Member creates sent at once cost 3 API calls instead of 150").
     it("50 Member creates sent at once cost 3 API calls: one read, one write, one confirming read (100 ms latency), and all land in one binding", async () => {
         stack.emu.setFaults({ latencyMs: 100, minLatencyMs: 100 });
         const emails = Array.from({ length: 50 }, (_, i) => `user:m${String(i).padStart(2, "0")}@example.com`);
