@@ -233,6 +233,8 @@ export interface RunCommand {
     preview?: boolean;
     /** `--target` or `--exclude`: the run sends only some of the resources the engine holds. */
     partial?: boolean;
+    /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
+    refresh?: boolean;
 }
 
 /** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
@@ -268,8 +270,11 @@ export class Deployment {
     private readonly answeredReads = new Set<string>();
     /** Resources this process has Read: a Diff's olds for them are the Read's answer, not the state the engine keeps. */
     private readonly readHere = new Set<string>();
-    /** The engine's Cancel came (Ctrl-C): it may end without recording what it was answered. */
-    private cancelled = false;
+    /**
+     * How many Cancels the engine sent. It sends one as it closes each plugin, and one more to every plugin when the
+     * user presses Ctrl-C: then a second Ctrl-C may end it without recording what it was answered.
+     */
+    private cancels = 0;
     /** A preview-flagged operation came: this process serves a preview, whatever the command line says. */
     private sawPreview = false;
     private lines = 0;
@@ -477,9 +482,10 @@ export class Deployment {
         const settle: string[] = [];
         const reasons: string[] = [];
         const inHand = this.known.inHand.get(this.run);
-        // A Diff after this process Read the resource (`--refresh`) carries the Read's answer, which a preview never
-        // saves: the Read's request carried the engine's word already.
-        const engineWord = !(declared && this.readHere.has(urn));
+        // A Diff after a Read of the resource (`--refresh`) carries the Read's answer, which a preview never saves:
+        // the Read's request carried the engine's word already. The Read may have been served by another process of
+        // the run (an explicit provider's refresh and its Diff need not share one).
+        const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)));
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
@@ -574,7 +580,8 @@ export class Deployment {
         scope: (result: T) => Claim | undefined): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
-        if (op.held) this.state(urn, op.held);
+        // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
+        if (op.held && !op.preview) this.state(urn, op.held);
         if (op.preview) this.sawPreview = true;
         const read = op.kind === "refresh" || op.kind === "import";
         if (read) this.readHere.add(urn);
@@ -628,12 +635,12 @@ export class Deployment {
     }
 
     /**
-     * The engine's Cancel (the user's Ctrl-C): a second Ctrl-C makes the engine close its plugins, still running,
-     * without recording the steps under way, so from now on no answer of this process counts as recorded, even one
-     * given before the Cancel.
+     * The engine's Cancel: as it closes this plugin, or, before that, because the user pressed Ctrl-C. After a Ctrl-C
+     * a second one makes the engine close its plugins, still running, without recording the steps under way, so no
+     * answer of this process counts as recorded then, even one given before the Ctrl-C.
      */
     cancel(): void {
-        this.cancelled = true;
+        this.cancels++;
         this.stop();
     }
 
@@ -645,7 +652,7 @@ export class Deployment {
         const deadline = Date.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), sleep(Math.max(0, deadline - Date.now() - 1000))]);
         const recorded = [...this.answeredItems, ...(this.previewRun ? [] : this.answeredReads)];
-        if (this.running.size === 0 && !this.cancelled && recorded.length > 0 && await engineAlive()) {
+        if (this.running.size === 0 && this.cancels <= 1 && recorded.length > 0 && await engineAlive()) {
             this.append({ op: "settled", items: recorded }, true);
         }
         this.answeredItems.clear();

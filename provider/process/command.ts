@@ -29,7 +29,8 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
     const rest = args.slice(args.indexOf(command) + 1);
     const flag = (...names: string[]) => rest.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
     const partial = flag("--target", "-t", "--exclude");
-    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial };
+    const refresh = command === "refresh" || flag("--refresh", "-r");
+    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh };
 }
 
 /** The command line of process `pid`, where this platform lets a process read it; undefined elsewhere. */

@@ -240,8 +240,9 @@ describe("one deployment, one truth", function () {
     it("Ctrl-C twice after the answers: the engine's Cancel, then it closes its plugins alive and records nothing more; the next run names the grant it lacks", () => machine(async (stack, engine) => {
         const kept = await stack.plugin.create(MEMBER, member("kept"), false, "kept");
         await stack.plugin.create(MEMBER, member("unrecorded"), false, "unrecorded");
-        // The first Ctrl-C: the engine's Cancel. The second: the engine closes its plugins while it still runs, and
-        // exits without recording the step it was answered last (a pending create is left in its state).
+        // The first Ctrl-C: the engine's Cancel. The second: the engine closes its plugins (a Cancel, then SIGINT)
+        // while it still runs, and exits without recording the step it was answered last (a pending create).
+        await stack.plugin.empty("cancel");
         await stack.plugin.empty("cancel");
         expect(await stack.plugin.stop()).to.equal(0);
         // `pulumi refresh --clear-pending-creates`: the engine reads what it holds (kept), and drops the pending create.
@@ -252,12 +253,26 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "kept"), "the refresh showed the engine holds it").to.deep.equal([]);
     }));
 
+    it("a clean run's close (the engine's one Cancel, then SIGINT) records what it answered: the next run, --target of another, says nothing", () => machine(async (stack, engine, home) => {
+        await stack.plugin.create(MEMBER, member("clean"), false, "clean");
+        await stack.plugin.empty("cancel");
+        expect(await stack.plugin.stop()).to.equal(0);
+        await engine.nextRun();
+        const targeted = await pluginOf(stack, engine, home);
+        await targeted.check(MEMBER, member("x"), {}, "x");
+        await targeted.create(MEMBER, member("x"), false, "x");
+        expect(await targeted.stop()).to.equal(0);
+        expect(engine.messages.join("\n")).not.to.contain("clean@example.com");
+    }));
+
     it("Ctrl-C once: an answer given after the engine's Cancel is recorded by the engine; the next run's Diff shows it, and nothing is said", () => machine(async (stack, engine) => {
         stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 1500 } });
         const created = stack.plugin.create(MEMBER, member("late"), false, "late");
         expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
         await stack.plugin.empty("cancel");
         const late = await created;
+        // The run ends: the engine closes the plugin (a Cancel, then SIGINT).
+        await stack.plugin.empty("cancel");
         expect(await stack.plugin.stop()).to.equal(0);
         // The engine waited for the answer and recorded it; the next `pulumi up` declares it.
         await stack.nextDeployment();
@@ -344,6 +359,7 @@ describe("one deployment, one truth", function () {
         expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length > 0), "the write landed").to.equal(true);
         await stack.plugin.empty("cancel");
         await created;
+        await stack.plugin.empty("cancel");
         expect(await stack.plugin.stop()).to.equal(0);
         await engine.nextRun();
         const targeted = await pluginOf(stack, engine, home, underCli(["up", "--target", `urn:pulumi:dev::proj::${MEMBER}::x`, "--yes"]));

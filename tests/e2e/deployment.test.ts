@@ -15,7 +15,7 @@ import { recordWrites } from "../support/proxy";
 import { PulumiSandbox, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
 
-const { unanswered: UNANSWERED, unusable: UNUSABLE } = JOURNAL_SAYS;
+const { unanswered: UNANSWERED, unusable: UNUSABLE, removed: REMOVED, removesUnrecorded: REMOVES } = JOURNAL_SAYS;
 
 describe("e2e: one deployment, one truth (real CLI and YAML host)", function () {
     this.timeout(300_000);
@@ -159,6 +159,78 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         expect(r.code, r.stdout + r.stderr).to.equal(0);
         expect(r.stdout).to.contain(UNUSABLE).and.contain(folder).and.contain("EROFS");
         expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
+    });
+
+    it("Ctrl-C once mid-up: the engine records the answers it waited for; the next up names nothing and records the rest", async () => {
+        const p = await fresh("ctrlconce");
+        p.write(Array.from({ length: 40 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+        const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
+        await waitFor("10 grants written", () => grants(p.parent).length >= 10, 60_000);
+        // Creates are in flight (their writes sent): the engine's Cancel reaches the plugin before their answers.
+        process.kill(-up.child.pid!, "SIGINT");
+        await up.exited;
+        emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        expect(up.output()).to.contain("canceled");
+        const next = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        expect(next.stdout).not.to.contain(UNANSWERED);
+        expect(grants(p.parent)).to.have.length(40);
+        expect(await stateUrns(p.dir)).to.have.length(40);
+        const destroy = await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
+        expect(destroy.stdout).not.to.contain(UNANSWERED);
+        expect(grants(p.parent)).to.deep.equal([]);
+    });
+
+    it("a Binding's update cut off after its write, the program reverted, `pulumi preview --refresh`, then `pulumi up`: the member the program does not declare is removed, and said", async () => {
+        const p = await fresh("previewrefresh");
+        const proxy = await recordWrites(emu.url, { senders: true });
+        try {
+            const binding = (members: string[]) => yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: proxy.url, accessToken: token }) +
+                yaml.binding("b", p.service, members, { options: "      provider: ${prov}\n" });
+            p.write(binding(["user:a@example.com"]));
+            await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+            proxy.writers.clear();
+            p.write(binding(["user:a@example.com", "user:x@example.com"]));
+            const cut = background(p.dir, ["up", "--yes", "--skip-preview"]);
+            await killWriterAfterALandedWrite(p.parent, proxy);
+            await cut.exited;
+            emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+            expect(grants(p.parent)).to.have.length(2);
+            // The user reverts the program; CI previews with a refresh; then the ups.
+            p.write(binding(["user:a@example.com"]));
+            await sb.pulumi(["preview", "--refresh"], p.dir);
+            const up = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+            expect(up.stdout).to.contain(REMOVES).and.contain("user:x@example.com");
+            expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
+            const again = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+            expect(again.stdout).not.to.contain("x@example.com");
+        } finally {
+            await proxy.close();
+        }
+    });
+
+    it("kill -9 of the CLI mid-destroy, then Pulumi's recovery (cancel, refresh, destroy), then ups of another program: nothing is said of the destroyed grants", async () => {
+        const p = await fresh("destroykill");
+        p.write(Array.from({ length: 30 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+        await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+        const destroy = background(p.dir, ["destroy", "--yes", "--skip-preview"]);
+        await waitFor("10 grants removed", () => grants(p.parent).length <= 20, 60_000);
+        emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 2, delayMs: 1500 } });
+        await sleep(300);
+        destroy.child.kill("SIGKILL");
+        await destroy.exited;
+        await sleep(2000);
+        emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+        await sb.pulumi(["cancel", "--yes"], p.dir);
+        await sb.pulumi(["refresh", "--yes", "--skip-preview"], p.dir);
+        await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
+        expect(grants(p.parent)).to.deep.equal([]);
+        expect(await stateUrns(p.dir)).to.deep.equal([]);
+        p.write(yaml.member("other", p.service, "user:other@example.com"));
+        const said: string[] = [];
+        for (let i = 0; i < 2; i++) said.push((await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir)).stdout);
+        expect(said.join("\n")).not.to.contain(REMOVED).and.not.to.contain(UNANSWERED);
     });
 
     for (const how of ["Ctrl-C twice", "kill -9 of the CLI"] as const) {

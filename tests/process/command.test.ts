@@ -4,13 +4,14 @@ import { expect } from "chai";
 import { runCommandOf } from "../../provider/process/command";
 
 describe("the CLI's command line", () => {
-    const cases: [string[], boolean | undefined, boolean?][] = [
-        [["/usr/local/bin/pulumi", "preview", "--refresh"], true],
+    const cases: [string[], boolean | undefined, boolean?, boolean?][] = [
+        [["/usr/local/bin/pulumi", "preview", "--refresh"], true, false, true],
+        [["pulumi", "preview", "-r"], true, false, true],
         [["pulumi", "pre"], true],
-        [["pulumi", "refresh", "--preview-only", "--yes"], true],
+        [["pulumi", "refresh", "--preview-only", "--yes"], true, false, true],
         [["pulumi", "import", "cloud:endpoints/serviceIamMember:ServiceIamMember", "m", "id", "--preview-only"], true],
-        [["pulumi", "--cwd", "dir", "up", "--refresh", "--yes"], false],
-        [["pulumi", "refresh", "--yes", "--skip-preview", "--clear-pending-creates"], false],
+        [["pulumi", "--cwd", "dir", "up", "--refresh", "--yes"], false, false, true],
+        [["pulumi", "refresh", "--yes", "--skip-preview", "--clear-pending-creates"], false, false, true],
         [["pulumi", "destroy", "--target", "urn"], false, true],
         [["pulumi", "up", "-t=urn", "--yes"], false, true],
         [["pulumi", "up", "--exclude", "urn"], false, true],
@@ -22,9 +23,9 @@ describe("the CLI's command line", () => {
         [["pulumi", "stack", "ls"], undefined],
         [[], undefined],
     ];
-    for (const [argv, preview, partial] of cases) {
-        it(`${JSON.stringify(argv)} → ${preview === undefined ? "unknown" : preview ? "a preview" : "recorded"}${partial ? ", partial" : ""}`, () => {
-            expect(runCommandOf(argv)).to.deep.equal(preview === undefined ? {} : { preview, partial: partial ?? false });
+    for (const [argv, preview, partial, refresh] of cases) {
+        it(`${JSON.stringify(argv)} → ${preview === undefined ? "unknown" : preview ? "a preview" : "recorded"}${partial ? ", partial" : ""}${refresh ? ", refreshing" : ""}`, () => {
+            expect(runCommandOf(argv)).to.deep.equal(preview === undefined ? {} : { preview, partial: partial ?? false, refresh: refresh ?? false });
         });
     }
 });
