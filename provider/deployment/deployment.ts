@@ -63,6 +63,13 @@ const EARLY_REPORT_MS = 10_000;
 
 type Sign = "+" | "-";
 
+/**
+ * A provider as the journal tells providers apart: its URN and endpoint, except that the default provider's URN
+ * carries the plugin's version (`default_8_38_0`), which an upgrade changes while the stack's config, and so the
+ * credentials, stay.
+ */
+const providerKey = (id: string) => id.replace(/::default_\d+_\d+_\d+[\w.-]*(?=\|)/, "::default");
+
 /** The process that made an entry's write (its items are in flight while it runs), whoever carries the entry now. */
 const writerOf = (entry: Entry) => entry.id.slice(0, entry.id.lastIndexOf(":"));
 
@@ -298,7 +305,7 @@ export class Deployment {
 
     /** The provider this process serves (Configure): its URN and where it sends requests. */
     provider(urn: string, endpoint: string): void {
-        this.providerId = `${urn}|${endpoint}`;
+        this.providerId = providerKey(`${urn}|${endpoint}`);
         this.append({ op: "serves", provider: this.providerId });
         this.reportEarly();
     }
@@ -673,9 +680,9 @@ export class Deployment {
         const live = this.livePeers();
         // A provider another process of this run serves, and that has yet to end, is that process's to check and say.
         const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
-            .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [l.provider] : []))));
+            .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
-            !live.has(writerOf(i.entry)) && (i.entry.provider === this.providerId || !servedElsewhere.has(i.entry.provider)) &&
+            !live.has(writerOf(i.entry)) && (providerKey(i.entry.provider) === this.providerId || !servedElsewhere.has(providerKey(i.entry.provider))) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
             // unless this run could not have given that word (see `unsaidAnswered`).
@@ -683,7 +690,7 @@ export class Deployment {
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
-            const k = `${i.entry.provider}\n${parentName(i.entry.parent)}`;
+            const k = `${providerKey(i.entry.provider)}\n${parentName(i.entry.parent)}`;
             byParent.set(k, [...(byParent.get(k) ?? []), i]);
         }
         const notes: string[] = [];
@@ -691,7 +698,7 @@ export class Deployment {
         const told: string[] = [];
         await Promise.all([...byParent.values()].map(async (items) => {
             const { entry } = items[0];
-            const fetcher = entry.provider === this.providerId ? iam(entry.provider) : undefined;
+            const fetcher = providerKey(entry.provider) === this.providerId ? iam(this.providerId) : undefined;
             let policy: Policy | undefined;
             let unchecked = fetcher ? "" : "it was written through another provider than the one this process serves, so it was not checked";
             if (fetcher) {

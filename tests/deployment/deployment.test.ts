@@ -369,6 +369,26 @@ describe("one deployment, one truth", function () {
         expect(engine.messages.join("\n")).not.to.contain("late@example.com");
     }));
 
+    for (const byHand of [false, true]) {
+        it(`a plugin upgrade (the default provider's URN carries the version): what the old version left is checked with the new one's provider${byHand ? "; an orphan removed by hand is not named" : ", and named once checked"}`, () => machine(async (stack, engine, home) => {
+            const provider = (version: string) => `urn:pulumi:dev::proj::pulumi:providers:cloud::default_${version}`;
+            const old = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+            await old.configure(undefined, stack.vars(), provider("8_38_0"));
+            await dieAfterWrite(stack, old, (p) => p.create(MEMBER, member("orphan"), false, "orphan"));
+            if (byHand) stack.emu.setPolicy(PARENT, { bindings: [] });
+            for (let i = 0; i < 2; i++) {
+                await engine.nextRun();
+                const upgraded = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+                await upgraded.configure(undefined, stack.vars(), provider("8_39_0"));
+                await upgraded.check(MEMBER, member("other"), {}, "other");
+                expect(await upgraded.stop()).to.equal(0);
+            }
+            const said = saidOf(engine, "orphan");
+            expect(said.join("\n")).not.to.contain("not checked");
+            expect(said, "named on each run while it stands").to.have.length(byHand ? 0 : 2);
+        }));
+    }
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);
