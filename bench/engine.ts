@@ -207,7 +207,20 @@ export interface ScaleSetting {
     quotaPerMinute?: number;
     /** PULUMI_SKIP_CHECKPOINTS=true: the engine's own pace, without saving its checkpoint around every step. */
     skipCheckpoints?: boolean;
+    /**
+     * Also the refreshing commands (REFRESHES) of the stack `up` made, without a quota and then with this one (the
+     * emulator's quota set for them alone: its writes are not what they measure).
+     */
+    refreshQuotaPerMinute?: number;
 }
+
+/** The commands that read every resource of the stack (each with no change to find), by the name a report gives them. */
+export const REFRESHES = {
+    "refresh": ["refresh", "--yes", "--expect-no-changes"],
+    "preview --refresh": ["preview", "--refresh", "--expect-no-changes"],
+    "up --refresh": ["up", "--refresh", "--yes", "--expect-no-changes"],
+} as const;
+export type Refresh = keyof typeof REFRESHES;
 
 /** One command of a scale run: its wall time, API calls, and the plugin processes' CPU seconds and peak RSS. */
 export interface ScalePhase {
@@ -224,6 +237,25 @@ export interface ScaleRun extends ScaleSetting {
     up: ScalePhase;
     preview: ScalePhase;
     destroy: ScalePhase;
+    /** With `refreshQuotaPerMinute`: each refreshing command, without the quota and with it. */
+    refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase> };
+}
+
+/** Each of REFRESHES, in order (`--expect-no-changes` fails a command that finds a change). */
+async function refreshPhases(phase: (args: string[]) => Promise<ScalePhase>): Promise<Record<Refresh, ScalePhase>> {
+    const out: Partial<Record<Refresh, ScalePhase>> = {};
+    for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) out[name] = await phase([...args]);
+    return out as Record<Refresh, ScalePhase>;
+}
+
+/** `work` with the emulator's rate quota set to `perMinute`, then none again. */
+async function withQuota<T>(emu: Emulator, perMinute: number, work: () => Promise<T>): Promise<T> {
+    emu.setQuota(perMinute);
+    try {
+        return await work();
+    } finally {
+        emu.setQuota(undefined);
+    }
 }
 
 /** CPU seconds and peak RSS of the processes whose command line contains `text`, polled while `work` runs. */
@@ -296,11 +328,15 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                     return declared.filter((g) => !now.has(g)).length;
                 });
                 const preview = await phase(["preview", "--expect-no-changes"], () => 0);
+                const refreshes = s.refreshQuotaPerMinute === undefined ? undefined : {
+                    without: await refreshPhases((args) => phase(args, () => 0)),
+                    quota: await withQuota(emu, s.refreshQuotaPerMinute, () => refreshPhases((args) => phase(args, () => 0))),
+                };
                 const destroy = await phase(["destroy", "--yes", "--skip-preview"], () => {
                     const now = granted();
                     return declared.filter((g) => now.has(g)).length;
                 });
-                runs.push({ ...s, up, preview, destroy });
+                runs.push({ ...s, up, preview, destroy, ...(refreshes ? { refreshes } : {}) });
             } catch (e) {
                 // One setting's failure is reported as such; the others still run.
                 const first = (e instanceof Error ? e.message : String(e)).split("\n").find((l) => /error/i.test(l)) ?? String(e).split("\n")[0];
