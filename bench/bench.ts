@@ -12,6 +12,7 @@
 //   npm run bench -- --quick               # tiny counts, no engine, quota or dist (smoke test)
 //   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota, scale, dist
 //   npm run bench -- --only scale --scale 1000   # engine at scale, some sizes only (default 250,1000,2000: about an hour)
+//   npm run bench -- --only scale --refreshes    # engine at scale, only the settings that run refresh, preview --refresh and up --refresh
 //   npm run bench -- --out FILE            # write the document to FILE instead
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
@@ -46,7 +47,7 @@ const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 const SECTIONS = ["start", "memory", "invoke", "engine", "quota", "scale", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
-const args = minimist(process.argv.slice(2), { boolean: ["quick", "write"], string: ["out", "only", "scale"] });
+const args = minimist(process.argv.slice(2), { boolean: ["quick", "write", "refreshes"], string: ["out", "only", "scale"] });
 const quick = args.quick === true;
 const only: string[] | undefined = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter((s) => s !== "") : undefined;
 const N = {
@@ -604,12 +605,13 @@ async function measureScale(log: Log): Promise<ScaleFigures | Missing> {
     // there): beyond, the engine's own pace is slower than the quota's floor, and each run takes a quarter of an hour.
     // The refreshing commands (issue 43) run on one policy, or spread where one policy cannot hold the stack.
     const refreshes = { refreshQuotaPerMinute: N.quotaPerMinute };
-    const settings: ScaleSetting[] = N.scaleMembers.flatMap((members) => [
+    const all: ScaleSetting[] = N.scaleMembers.flatMap((members) => [
         ...(members <= MAX_PRINCIPALS ? [{ members, services: 1, latencyMs: 100, ...refreshes }] : []),
         ...(members <= 1000 ? [{ members, services: 1, latencyMs: 100, quotaPerMinute: N.quotaPerMinute }] : []),
         { members, services: N.scaleSpread, latencyMs: 100, ...(members > MAX_PRINCIPALS ? refreshes : {}) },
         { members, services: members <= MAX_PRINCIPALS ? 1 : N.scaleSpread, latencyMs: 100, skipCheckpoints: true },
     ]);
+    const settings = args.refreshes === true ? all.filter((s) => s.refreshQuotaPerMinute !== undefined) : all;
     return { defaultParallel: 4 * os.availableParallelism(), ...await scaleRuns(settings, log) };
 }
 

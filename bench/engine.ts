@@ -241,21 +241,23 @@ export interface ScaleRun extends ScaleSetting {
     refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase> };
 }
 
-/** Each of REFRESHES, in order (`--expect-no-changes` fails a command that finds a change). */
-async function refreshPhases(phase: (args: string[]) => Promise<ScalePhase>): Promise<Record<Refresh, ScalePhase>> {
-    const out: Partial<Record<Refresh, ScalePhase>> = {};
-    for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) out[name] = await phase([...args]);
-    return out as Record<Refresh, ScalePhase>;
-}
-
-/** `work` with the emulator's rate quota set to `perMinute`, then none again. */
-async function withQuota<T>(emu: Emulator, perMinute: number, work: () => Promise<T>): Promise<T> {
-    emu.setQuota(perMinute);
-    try {
-        return await work();
-    } finally {
-        emu.setQuota(undefined);
+/**
+ * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change), without the quota and right after with
+ * the emulator's quota set to `perMinute`: side by side, so that the machine's load drifts as little as may be between them.
+ */
+async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[]) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
+    const without: Partial<Record<Refresh, ScalePhase>> = {};
+    const quota: Partial<Record<Refresh, ScalePhase>> = {};
+    for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) {
+        without[name] = await phase([...args]);
+        emu.setQuota(perMinute);
+        try {
+            quota[name] = await phase([...args]);
+        } finally {
+            emu.setQuota(undefined);
+        }
     }
+    return { without: without as Record<Refresh, ScalePhase>, quota: quota as Record<Refresh, ScalePhase> };
 }
 
 /** CPU seconds and peak RSS of the processes whose command line contains `text`, polled while `work` runs. */
@@ -328,10 +330,8 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                     return declared.filter((g) => !now.has(g)).length;
                 });
                 const preview = await phase(["preview", "--expect-no-changes"], () => 0);
-                const refreshes = s.refreshQuotaPerMinute === undefined ? undefined : {
-                    without: await refreshPhases((args) => phase(args, () => 0)),
-                    quota: await withQuota(emu, s.refreshQuotaPerMinute, () => refreshPhases((args) => phase(args, () => 0))),
-                };
+                const refreshes = s.refreshQuotaPerMinute === undefined ? undefined
+                    : await refreshPhases(emu, s.refreshQuotaPerMinute, (args) => phase(args, () => 0));
                 const destroy = await phase(["destroy", "--yes", "--skip-preview"], () => {
                     const now = granted();
                     return declared.filter((g) => now.has(g)).length;
