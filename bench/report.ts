@@ -743,8 +743,8 @@ const METHOD = [
     "serving gRPC with @grpc/grpc-js costs before any provider code runs: the floor both of the executable's starts are judged by.",
     "  - *dev launcher*: `bin/pulumi-resource-cloud`, the compiled `build/` tree the tests run; not what users install.",
     "- **Memory**: RSS of the self-contained executable configured against the emulator: idle right after Configure (before any API call " +
-    "loads the credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is judged " +
-    "from the warmed-up figure; the plugin is then left idle and measured once more (V8's memory reducer runs on its own timers, some " +
+    "loads the credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is reported " +
+    "from the warmed-up figure, and the goal judged after the last invoke (the plugin's own memory, and its whole RSS against the Go peer's); the plugin is then left idle and measured once more (V8's memory reducer runs on its own timers, some " +
     "seconds after the allocation stops). Each figure's anonymous part (`RssAnon` in `/proc/PID/status`) is the plugin's own memory; the rest is " +
     "its executable's pages mapped from the page cache. The executable is copied afresh each run, as `pulumi plugin install` unpacks it, so " +
     "its whole file is in the page cache and each page fault maps its cached neighbours too: the file part is as a fresh install sees it, " +
