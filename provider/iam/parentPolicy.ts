@@ -61,7 +61,7 @@
 //               its confirming read (as `read`); a write answered while a Read waits for the snapshot's answer is
 //               concurrent with that Read, which may take either side of it (an `up --refresh` reads before it writes);
 //             - never older than an earlier Read of the same resource: the snapshot is only ever replaced by a read
-//               begun later;
+//               begun later (a write's confirming read becomes the snapshot, unless another write ended meanwhile);
 //             - a snapshot read that fails fails every Read that joined it (each names its own resource: the resource's
 //               layer says which) and is dropped, so the next Read begins another.
 //             So a refresh of N resources of one policy costs one read per command (`pulumi up --refresh` runs two
@@ -289,6 +289,8 @@ export class ParentPolicy {
     /** See `refresh`. */
     private snapshot?: Promise<Policy>;
     private writing?: Promise<unknown>;
+    /** Writes ended (answered or failed), so a Read knows whether one ended while it waited. */
+    private writesEnded = 0;
 
     constructor(readonly parent: Parent, private readonly api: PolicyApi) {
         this.name = parentName(parent);
@@ -321,9 +323,12 @@ export class ParentPolicy {
     async refresh(): Promise<Policy> {
         while (this.writing) await this.writing;
         if (this.unconfirmed) {
+            const ended = this.writesEnded;
             const confirmed = await this.confirm(this.unconfirmed);
-            if (confirmed) return confirmed;
-            return this.refresh();
+            if (!confirmed) return this.refresh();
+            // Read after the write, after any snapshot begun before it: later Reads share it, unless a write ended since.
+            if (this.writesEnded === ended && !this.writing && !this.unconfirmed) this.snapshot = Promise.resolve(confirmed);
+            return confirmed;
         }
         if (!this.snapshot) {
             const read = this.api.read(this.parent, Date.now() + this.api.requestTimeoutMs, this.api.signals.reading);
@@ -564,6 +569,7 @@ export class ParentPolicy {
         const write = this.api.write(this.parent, policy, mask, deadline);
         const ended = write.then(() => undefined, () => undefined).finally(() => {
             this.snapshot = undefined;
+            this.writesEnded++;
             if (this.writing === ended) this.writing = undefined;
         });
         this.writing = ended;

@@ -181,10 +181,10 @@ describe("one policy's life (ParentPolicy)", function () {
         await pp.refresh(); // after the read was answered: still the command's read
         expect(api.calls).to.deep.equal(["read"]);
         await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
-        const after = await pp.refresh(); // the write's confirmation, then the next read shared again
+        const after = await pp.refresh(); // the write's confirming read, which the next Reads share
         expect(has("user:a@x.com")(after)).to.equal(true);
         await pp.refresh();
-        expect(api.calls).to.deep.equal(["read", "read", "write@e0", "read", "read"]);
+        expect(api.calls).to.deep.equal(["read", "read", "write@e0", "read"]);
     });
 
     it("refresh: a Read that comes while a write is in flight waits for it, and gets the read that shows it", async () => {
