@@ -245,14 +245,14 @@ export interface ScaleRun extends ScaleSetting {
  * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change), without the quota and right after with
  * the emulator's quota set to `perMinute`: side by side, so that the machine's load drifts as little as may be between them.
  */
-async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[]) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
+async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[], quota?: number) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
     const without: Partial<Record<Refresh, ScalePhase>> = {};
     const quota: Partial<Record<Refresh, ScalePhase>> = {};
     for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) {
         without[name] = await phase([...args]);
         emu.setQuota(perMinute);
         try {
-            quota[name] = await phase([...args]);
+            quota[name] = await phase([...args], perMinute);
         } finally {
             emu.setQuota(undefined);
         }
@@ -313,7 +313,7 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                 await sb.initStack(dir, emu.url, TOKEN);
                 emu.setFaults({ latencyMs: s.latencyMs, minLatencyMs: s.latencyMs });
                 const env = s.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {};
-                const phase = async (args: string[], wrong: (out: string) => number): Promise<ScalePhase> => {
+                const phase = async (args: string[], wrong: (out: string) => number, quota = s.quotaPerMinute): Promise<ScalePhase> => {
                     emu.resetRequests();
                     const started = Date.now();
                     // 2,000 Members take many minutes per command at the file backend's pace: an hour at the most.
@@ -321,7 +321,11 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                         () => sb.exec(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], dir, env, 3_600_000));
                     const ms = Date.now() - started;
                     if (result.code !== 0) throw new Error(`pulumi ${args[0]} failed: ${result.stderr || result.stdout}`);
-                    return { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
+                    const done = { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
+                    // Each command as it ends: a run cut short still tells what it measured.
+                    log(`engine at scale:   pulumi ${args.join(" ")}${quota ? ` (quota ${quota}/min)` : ""}: ${(ms / 1000).toFixed(1)} s, ` +
+                        `${done.calls} API calls, ${done.refusals} answered 429, plugin ${cpuS.toFixed(1)} CPU s, peak RSS ${peakRssMiB.toFixed(0)} MiB`);
+                    return done;
                 };
                 log(`engine at scale: ${s.members} Members over ${s.services} service(s), ${s.latencyMs} ms latency` +
                     `${s.quotaPerMinute ? `, quota ${s.quotaPerMinute}/min` : ""}${s.skipCheckpoints ? ", PULUMI_SKIP_CHECKPOINTS" : ""} (${i + 1} of ${settings.length})`);
@@ -331,7 +335,7 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                 });
                 const preview = await phase(["preview", "--expect-no-changes"], () => 0);
                 const refreshes = s.refreshQuotaPerMinute === undefined ? undefined
-                    : await refreshPhases(emu, s.refreshQuotaPerMinute, (args) => phase(args, () => 0));
+                    : await refreshPhases(emu, s.refreshQuotaPerMinute, (args, quota) => phase(args, () => 0, quota));
                 const destroy = await phase(["destroy", "--yes", "--skip-preview"], () => {
                     const now = granted();
                     return declared.filter((g) => now.has(g)).length;
