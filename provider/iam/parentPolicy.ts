@@ -52,8 +52,8 @@
 //   read      A read waits for the confirmation and gets its read; otherwise it joins the shared read, unless it
 //             asks for a fresh one. This is a lookup's rule: never older than this process's last write.
 //   refresh   A resource's Read (a refresh, an import) shares one read of the policy with every other Read of it
-//             while this ParentPolicy lives, which is the fetcher's life: one command (the engine starts a plugin per
-//             command, and each Configure starts a new fetcher). It joins `snapshot`, the read last begun for Reads,
+//             while this ParentPolicy lives, which is the fetcher's life: one engine run, the command's (the engine starts a
+//             plugin for each run, a command's preview and its update being two, and each Configure starts a new fetcher). It joins `snapshot`, the read last begun for Reads,
 //             in flight or answered; with none, it begins one. Hence, for every Read:
 //             - never older than the command's start: the snapshot was begun by this fetcher;
 //             - never older than a write of this process: a write that ends (answered or failed) drops the snapshot,
@@ -64,8 +64,8 @@
 //               begun later (a write's confirming read becomes the snapshot, unless another write ended meanwhile);
 //             - a snapshot read that fails fails every Read that joined it (each names its own resource: the resource's
 //               layer says which) and is dropped, so the next Read begins another.
-//             So a refresh of N resources of one policy costs one read per command (`pulumi up --refresh` runs two
-//             commands: its preview and its update), at the engine's pace, with or without the API's quota.
+//             So the Reads of N resources of one policy cost one read per engine run (`pulumi refresh --yes` and
+//             `pulumi up --refresh --yes` make two: their preview's and their update's), with or without the API's quota.
 //   cancel    The engine's Cancel: reads, waits and sleeps (gathering, backoff, confirmation) stop; changes not
 //             yet written fail; a write already sent is let finish, so what it reports is what the policy holds.
 //   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
