@@ -207,7 +207,20 @@ export interface ScaleSetting {
     quotaPerMinute?: number;
     /** PULUMI_SKIP_CHECKPOINTS=true: the engine's own pace, without saving its checkpoint around every step. */
     skipCheckpoints?: boolean;
+    /**
+     * Also the refreshing commands (REFRESHES) of the stack `up` made, without a quota and then with this one (the
+     * emulator's quota set for them alone: its writes are not what they measure).
+     */
+    refreshQuotaPerMinute?: number;
 }
+
+/** The commands that read every resource of the stack (each with no change to find), by the name a report gives them. */
+export const REFRESHES = {
+    "refresh": ["refresh", "--yes", "--expect-no-changes"],
+    "preview --refresh": ["preview", "--refresh", "--expect-no-changes"],
+    "up --refresh": ["up", "--refresh", "--yes", "--expect-no-changes"],
+} as const;
+export type Refresh = keyof typeof REFRESHES;
 
 /** One command of a scale run: its wall time, API calls, and the plugin processes' CPU seconds and peak RSS. */
 export interface ScalePhase {
@@ -224,6 +237,27 @@ export interface ScaleRun extends ScaleSetting {
     up: ScalePhase;
     preview: ScalePhase;
     destroy: ScalePhase;
+    /** With `refreshQuotaPerMinute`: each refreshing command, without the quota and with it. */
+    refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase> };
+}
+
+/**
+ * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change), without the quota and right after with
+ * the emulator's quota set to `perMinute`: side by side, so that the machine's load drifts as little as may be between them.
+ */
+async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[], quota?: number) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
+    const without: Partial<Record<Refresh, ScalePhase>> = {};
+    const quota: Partial<Record<Refresh, ScalePhase>> = {};
+    for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) {
+        without[name] = await phase([...args]);
+        emu.setQuota(perMinute);
+        try {
+            quota[name] = await phase([...args], perMinute);
+        } finally {
+            emu.setQuota(undefined);
+        }
+    }
+    return { without: without as Record<Refresh, ScalePhase>, quota: quota as Record<Refresh, ScalePhase> };
 }
 
 /** CPU seconds and peak RSS of the processes whose command line contains `text`, polled while `work` runs. */
@@ -279,7 +313,7 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                 await sb.initStack(dir, emu.url, TOKEN);
                 emu.setFaults({ latencyMs: s.latencyMs, minLatencyMs: s.latencyMs });
                 const env = s.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {};
-                const phase = async (args: string[], wrong: (out: string) => number): Promise<ScalePhase> => {
+                const phase = async (args: string[], wrong: (out: string) => number, quota = s.quotaPerMinute): Promise<ScalePhase> => {
                     emu.resetRequests();
                     const started = Date.now();
                     // 2,000 Members take many minutes per command at the file backend's pace: an hour at the most.
@@ -287,7 +321,11 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                         () => sb.exec(path.join(sb.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], dir, env, 3_600_000));
                     const ms = Date.now() - started;
                     if (result.code !== 0) throw new Error(`pulumi ${args[0]} failed: ${result.stderr || result.stdout}`);
-                    return { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
+                    const done = { ms, calls: emu.requestCount, refusals: emu.quotaRefusals, cpuS, peakRssMiB, failures: wrong(result.stdout) };
+                    // Each command as it ends: a run cut short still tells what it measured.
+                    log(`engine at scale:   pulumi ${args.join(" ")}${quota ? ` (quota ${quota}/min)` : ""}: ${(ms / 1000).toFixed(1)} s, ` +
+                        `${done.calls} API calls, ${done.refusals} answered 429, plugin ${cpuS.toFixed(1)} CPU s, peak RSS ${peakRssMiB.toFixed(0)} MiB`);
+                    return done;
                 };
                 log(`engine at scale: ${s.members} Members over ${s.services} service(s), ${s.latencyMs} ms latency` +
                     `${s.quotaPerMinute ? `, quota ${s.quotaPerMinute}/min` : ""}${s.skipCheckpoints ? ", PULUMI_SKIP_CHECKPOINTS" : ""} (${i + 1} of ${settings.length})`);
@@ -296,11 +334,13 @@ export async function scaleRuns(settings: ScaleSetting[], log: (m: string) => vo
                     return declared.filter((g) => !now.has(g)).length;
                 });
                 const preview = await phase(["preview", "--expect-no-changes"], () => 0);
+                const refreshes = s.refreshQuotaPerMinute === undefined ? undefined
+                    : await refreshPhases(emu, s.refreshQuotaPerMinute, (args, quota) => phase(args, () => 0, quota));
                 const destroy = await phase(["destroy", "--yes", "--skip-preview"], () => {
                     const now = granted();
                     return declared.filter((g) => now.has(g)).length;
                 });
-                runs.push({ ...s, up, preview, destroy });
+                runs.push({ ...s, up, preview, destroy, ...(refreshes ? { refreshes } : {}) });
             } catch (e) {
                 // One setting's failure is reported as such; the others still run.
                 const first = (e instanceof Error ? e.message : String(e)).split("\n").find((l) => /error/i.test(l)) ?? String(e).split("\n")[0];

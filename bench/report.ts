@@ -2,16 +2,10 @@
 // or BENCHMARKS.md with --write) with the run's date, commit and machine, an analysis generated from the same
 // figures, and how each figure is measured. Pure functions: bench.ts measures, this module only formats.
 
-import type { ScaleRun, ScaleSetting } from "./engine";
+import type { Refresh, ScalePhase, ScaleRun, ScaleSetting } from "./engine";
 
 /** The Go peer's figure (from the issue): the Terraform google-beta provider prints its handshake 63 ms after spawn. */
 const GO_PEER_MS = 63;
-/**
- * Issue 19's start goal for the self-contained executable: today's Node-on-PATH launcher's start as this bench
- * measured it (52 ms, median of 15, in the run BENCHMARKS.md recorded before the executable); the executable must
- * also be no slower than the launcher measured in the same run.
- */
-const TODAY_LAUNCHER_MS = 52;
 /** Issue 19: `npm run dist` of every platform within this many seconds on this 2-core machine. */
 const DIST_GOAL_S = 180;
 /**
@@ -22,20 +16,29 @@ const DIST_GOAL_S = 180;
  * tech blog post "Pulumiで始めるIaC入門" (2023-04-26, github.com/future-architect/tech-blog, post 20230426a).
  */
 const GCP_TARBALL = { version: "6.52.0", bytes: 47.96 * 2 ** 20, source: "Future tech blog, \"Pulumiで始めるIaC入門\", 2023-04-26 (a `pulumi up` log: 47.96 MiB)" };
-const RSS_GOAL_MB = 80;
-const GROWTH_GOAL_PCT = 10;
+/**
+ * Memory (issue 43, restating issue 19's 80 MB): the plugin's own (anonymous) RSS after 12,000 lookups (warm-up and the
+ * rest) at most this; the whole RSS, its file's mapped pages included, under the Go peer's (GO_PEER_RSS_MIB).
+ */
+const ANON_GOAL_MB = 50;
 /** `pulumi up` at the slow latency over its floor (EngineRatio.floorMs). */
 const ENGINE_FLOOR_GOAL = 1.1;
 const ENGINE_CALLS_GOAL = 30;
-/** Invoke throughput through the plugin over the googleapis client's (issue 30). */
+/**
+ * Invoke throughput through the plugin, called by the engine's own grpc-go client, over the googleapis client's
+ * (issue 30, restated by issue 43: the engine is the plugin's one client, so its client is the one judged).
+ */
 const GOOGLEAPIS_GOAL = 1.5;
 /** Wall time of a run under the API's rate quota over its quota floor (calls ÷ the quota per minute). */
 const QUOTA_FLOOR_GOAL = 1.2;
 /** Engine at scale (issue 35): calls per command ≤ this × ⌈N / parallelism⌉ on one policy, and the quota's run ≤ SCALE_QUOTA_GOAL × the run without it. */
 const SCALE_CALLS_GOAL = 1.5;
 const SCALE_QUOTA_GOAL = 1.1;
+/** Issue 43: a refresh, `preview --refresh` or `up --refresh` of N Members on K policies costs ≤ this × K getIamPolicy calls. */
+const REFRESH_READS_GOAL = 2;
 /** The plugin's CPU per resource from the smallest stack to the largest, at most this much growth; peak RSS under the Go peer's. */
 const SCALE_CPU_GROWTH_GOAL = 1.5;
+/** The Go peer's (Pulumi GCP's plugin) RSS, from issue 35: what the plugin's whole RSS is judged against. */
 const GO_PEER_RSS_MIB = 127;
 
 export interface Row {
@@ -225,16 +228,21 @@ const metWord = (met: boolean) => (met ? "met" : "not met");
 
 const growthPct = (m: MemoryFigures) => (m.afterMb / m.warmMb - 1) * 100;
 
-/** Issue 19's start goal: the executable within today's launcher's figure, and no slower than the launcher in this run. */
-const startMet = (s: StartFigures) => s.executable <= TODAY_LAUNCHER_MS && s.executable <= s.launcher;
-/** The start goal of the issue on start-up near Node's floor: in an empty environment, within this × Node's own start. */
-const NODE_FLOOR_GOAL = 1.5;
-const bareMet = (s: StartFigures) => s.nodeBare !== undefined && s.executableBare <= NODE_FLOOR_GOAL * s.nodeBare;
+/**
+ * The start goal (issue 43, restating issues 19 and 31): the executable, with the bench's environment and with an empty
+ * one, no slower than the grpc-js floor of the same run — a bare @grpc/grpc-js server bundled into one file and run
+ * by the executable's own Node (StartFigures.grpcJsBare), the least any plugin built on @grpc/grpc-js pays.
+ */
+const START_GOAL = "≤ the grpc-js floor measured in this run (issue 43)";
+const startMet = (s: StartFigures, x: number) => s.grpcJsBare !== undefined && x <= s.grpcJsBare;
+/** The memory goal (ANON_GOAL_MB, GO_PEER_RSS_MIB) of one figure: whole RSS and, when measured, its anonymous part. */
+const MEMORY_GOAL = `anonymous ≤ ${ANON_GOAL_MB} MB, RSS < the Go peer's ${GO_PEER_RSS_MIB} MiB (issue 43)`;
+const memoryMet = (rssMb: number, anonMb: number | undefined) => rssMb < (GO_PEER_RSS_MIB * 2 ** 20) / 1e6 && anonMb !== undefined && anonMb <= ANON_GOAL_MB;
 /** Bytes in MB (10^6 bytes, as `npm run dist` reports them). */
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
-/** The invoke goal still held: the raw-HTTP ratio is reported only (the engine, not the plugin, bounds lookups). */
-const googleapisMet = (v: InvokeFigures) => v.plugin.rps >= GOOGLEAPIS_GOAL * v.googleapis.rps;
+/** The invoke goal (GOOGLEAPIS_GOAL), through the engine's grpc-go client; the raw-HTTP ratio is reported only. */
+const googleapisMet = (v: InvokeFigures) => !isMissing(v.go) && v.go.rps >= GOOGLEAPIS_GOAL * v.googleapis.rps;
 
 /** A run that was timed, with what it cost. */
 type TimedRun = QuotaRun & Required<Pick<QuotaRun, "wallMs" | "calls" | "refusals">>;
@@ -296,13 +304,12 @@ export function rowsFor(r: Results): Row[] {
         rows.push({
             figure: `start: self-contained executable (linux-amd64, Node ${s.embeddedNode} inside), spawn → port`,
             value: ms(s.executable),
-            ratio: `${times(s.executable, s.launcher)} today's launcher, ${vsGoPeer(s.executable)}`,
-            goal: `≤ ${TODAY_LAUNCHER_MS} ms (today's Node-on-PATH launcher, issue 19) and ≤ the launcher measured in this run`,
-            met: startMet(s),
+            ratio: `${s.grpcJsBare !== undefined ? `${times(s.executable, s.grpcJsBare)} the grpc-js floor, ` : ""}${times(s.executable, s.launcher)} today's launcher, ${vsGoPeer(s.executable)}`,
+            ...(s.grpcJsBare !== undefined ? { goal: START_GOAL, met: startMet(s, s.executable) } : { goal: "" }),
         });
         rows.push({ figure: "start: self-contained executable, empty environment (`env -i`: a user without Node)", value: ms(s.executableBare),
             ratio: `${s.nodeBare !== undefined ? `${times(s.executableBare, s.nodeBare)} the Node floor in an empty environment, ` : ""}${times(s.executableBare, s.launcher)} today's launcher, ${times(s.executableBare, s.executable)} with the environment`,
-            ...(s.nodeBare !== undefined ? { goal: `≤ ${NODE_FLOOR_GOAL}× the Node floor in an empty environment, measured in this run`, met: bareMet(s) } : { goal: "" }) });
+            ...(s.grpcJsBare !== undefined ? { goal: START_GOAL, met: startMet(s, s.executableBare) } : { goal: "" }) });
         rows.push({ figure: `start: today's Node-on-PATH launcher (folder packaging, \`node\` ${s.pathNode} from PATH, its user code cache written), spawn → port`,
             value: ms(s.launcher), ratio: vsGoPeer(s.launcher), goal: "" });
         if (go !== undefined) rows.push({ figure: "start: bare grpc-go server (Go floor)", value: ms(go), ratio: "1.00×", goal: "" });
@@ -327,12 +334,12 @@ export function rowsFor(r: Results): Row[] {
         const m = r.memory;
         const growth = growthPct(m);
         const anon = (x: number | undefined) => (x === undefined ? "" : ` (anonymous ${mb(x)})`);
-        rows.push({ figure: "memory: RSS idle after Configure (self-contained executable)", value: mb(m.idleMb) + anon(m.anon?.idleMb), ratio: "", goal: `≤ ${RSS_GOAL_MB} MB`, met: m.idleMb <= RSS_GOAL_MB });
-        rows.push({ figure: `memory: RSS after ${m.warmup} warm-up invokes (libraries loaded, code optimized)`, value: mb(m.warmMb) + anon(m.anon?.warmMb), ratio: "",
-            goal: `≤ ${RSS_GOAL_MB} MB`, met: m.warmMb <= RSS_GOAL_MB });
-        rows.push({ figure: `memory: RSS after ${m.invokes} more invokes`, value: mb(m.afterMb) + anon(m.anon?.afterMb),
+        rows.push({ figure: "memory: RSS idle after Configure (self-contained executable)", value: mb(m.idleMb) + anon(m.anon?.idleMb), ratio: "", goal: "" });
+        rows.push({ figure: `memory: RSS after ${m.warmup} warm-up invokes (libraries loaded, code optimized)`, value: mb(m.warmMb) + anon(m.anon?.warmMb), ratio: "", goal: "" });
+        // The goal is judged after every lookup made: the warm-up's and the rest.
+        rows.push({ figure: `memory: RSS after ${m.invokes} more invokes (${m.warmup + m.invokes} in all)`, value: mb(m.afterMb) + anon(m.anon?.afterMb),
             ratio: `${signed(growth)} vs warm, ${signed((m.afterMb / m.idleMb - 1) * 100)} vs idle`,
-            goal: `≤ ${RSS_GOAL_MB} MB, growth ≤ ${GROWTH_GOAL_PCT}%`, met: growth <= GROWTH_GOAL_PCT && m.afterMb <= RSS_GOAL_MB });
+            goal: MEMORY_GOAL, met: memoryMet(m.afterMb, m.anon?.afterMb) });
         rows.push({ figure: "memory: RSS idle after Configure (today's Node-on-PATH launcher)", value: mb(m.launcherIdleMb),
             ratio: `${times(m.launcherIdleMb, m.idleMb)} the executable`, goal: "" });
         rows.push({ figure: "memory: RSS idle after Configure (dev launcher)", value: mb(m.devIdleMb), ratio: `${times(m.devIdleMb, m.idleMb)} the executable`, goal: "" });
@@ -350,11 +357,12 @@ export function rowsFor(r: Results): Row[] {
         const fmt = (c: ClientFigures) => `${c.rps.toFixed(0)} req/s, p50 ${c.p50.toFixed(1)} ms, p99 ${c.p99.toFixed(1)} ms; CPU per call: ` +
             `${c.cpuPlugin === undefined ? "" : `plugin ${c.cpuPlugin.toFixed(2)} ms, `}client ${c.cpuClient.toFixed(2)} ms, emulator ${c.cpuEmulator.toFixed(2)} ms`;
         rows.push({ figure: "invoke: plugin over gRPC", value: fmt(v.plugin), ratio: `${times(v.plugin.rps, v.raw.rps)} raw, ${times(v.plugin.rps, v.googleapis.rps)} googleapis`,
-            goal: `≥ ${GOOGLEAPIS_GOAL}× googleapis (the raw ratio is reported, not judged)`, met: googleapisMet(v) });
+            goal: "(a JavaScript client: reported; the engine's client is judged)" });
         rows.push({ figure: "invoke: raw keep-alive HTTP (floor)", value: fmt(v.raw), ratio: "1.00×", goal: "" });
         if (!isMissing(v.go)) {
             rows.push({ figure: "invoke: plugin, called by the engine's grpc-go client", value: fmt(v.go),
-                ratio: `${times(v.go.rps, v.raw.rps)} raw, ${times(v.go.rps, v.googleapis.rps)} googleapis`, goal: "(as the engine sees it)" });
+                ratio: `${times(v.go.rps, v.raw.rps)} raw, ${times(v.go.rps, v.googleapis.rps)} googleapis`,
+                goal: `≥ ${GOOGLEAPIS_GOAL}× googleapis (issue 43; the raw ratio is reported, not judged)`, met: googleapisMet(v) });
         }
         rows.push({ figure: "invoke: googleapis servicemanagement (peer)", value: fmt(v.googleapis), ratio: `${times(v.googleapis.rps, v.raw.rps)} raw`, goal: "" });
         const c = v.coalesce;
@@ -439,18 +447,35 @@ export function rowsFor(r: Results): Row[] {
         const sc = r.scale;
         if (isMissing(sc)) rows.push({ figure: "scale: pulumi up / preview / destroy of 250 to 2,000 Members", value: "skipped", ratio: sc.missing, goal: "" });
         else {
+            const phaseRow = (op: string, run: ScaleRun, ph: ScalePhase, goal: string, met?: boolean): Row => ({
+                figure: `scale: pulumi ${op}, ${scaleWords(run)}`,
+                value: `${sec(ph.ms)}; ${ph.calls} API calls${ph.refusals ? ` (${ph.refusals} answered 429)` : ""}`,
+                ratio: `plugin ${ph.cpuS.toFixed(1)} CPU s (${((ph.cpuS / run.members) * 1000).toFixed(2)} ms per Member), peak RSS ${ph.peakRssMiB.toFixed(0)} MiB` +
+                    (ph.failures ? `; ${ph.failures} grants wrong` : ""),
+                goal,
+                ...(met === undefined ? {} : { met: met && ph.failures === 0 }),
+            });
             for (const run of sc.runs) {
                 for (const op of ["up", "preview", "destroy"] as const) {
                     const ph = run[op];
                     const floor = Math.ceil(run.members / sc.defaultParallel);
                     const judged = op !== "preview" && run.services === 1 && !run.skipCheckpoints;
+                    rows.push(phaseRow(op, run, ph, judged ? `≤ ${Math.floor(SCALE_CALLS_GOAL * floor)} calls (${SCALE_CALLS_GOAL} × ⌈${run.members}/${sc.defaultParallel}⌉)` : "",
+                        judged ? ph.calls <= SCALE_CALLS_GOAL * floor : undefined));
+                }
+                // Issue 43: a refreshing command reads each policy once per plugin process (up --refresh runs two: its
+                // preview and its update), and Google's quota, which that many calls never reach, costs it no time.
+                const refreshes = run.refreshes;
+                if (!refreshes || run.refreshQuotaPerMinute === undefined) continue;
+                const calls = REFRESH_READS_GOAL * run.services;
+                for (const op of Object.keys(refreshes.without) as Refresh[]) {
+                    const [free, paced] = [refreshes.without[op], refreshes.quota[op]];
+                    rows.push(phaseRow(op, run, free, `≤ ${calls} calls (${REFRESH_READS_GOAL} × ${run.services} ${run.services === 1 ? "policy" : "policies"})`, free.calls <= calls));
+                    const ratio = paced.ms / free.ms;
                     rows.push({
-                        figure: `scale: pulumi ${op}, ${scaleWords(run)}`,
-                        value: `${sec(ph.ms)}; ${ph.calls} API calls${ph.refusals ? ` (${ph.refusals} answered 429)` : ""}`,
-                        ratio: `plugin ${ph.cpuS.toFixed(1)} CPU s (${((ph.cpuS / run.members) * 1000).toFixed(2)} ms per Member), peak RSS ${ph.peakRssMiB.toFixed(0)} MiB` +
-                            (ph.failures ? `; ${ph.failures} grants wrong` : ""),
-                        goal: judged ? `≤ ${Math.floor(SCALE_CALLS_GOAL * floor)} calls (${SCALE_CALLS_GOAL} × ⌈${run.members}/${sc.defaultParallel}⌉)` : "",
-                        ...(judged ? { met: ph.calls <= SCALE_CALLS_GOAL * floor && ph.failures === 0 } : {}),
+                        ...phaseRow(op, { ...run, quotaPerMinute: run.refreshQuotaPerMinute }, paced,
+                            `≤ ${calls} calls, ≤ ${SCALE_QUOTA_GOAL}× the wall without the quota`, paced.calls <= calls && ratio <= SCALE_QUOTA_GOAL),
+                        ratio: `${ratio.toFixed(2)}× the wall without the quota; ${phaseRow(op, run, paced, "").ratio}`,
                     });
                 }
             }
@@ -526,8 +551,9 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
         const diff = (a: number, b: number, what: string) => (a <= b ? `${ms(b - a)} under ${what}` : `${ms(a - b)} over ${what}`);
         let t = `**Start**: the self-contained executable (linux-amd64, Node ${s.embeddedNode} inside) prints its port ${ms(x)} after spawn ` +
             `(median of ${s.reps}); today's Node-on-PATH launcher (the folder packaging, on \`node\` ${s.pathNode} from PATH, with its user code ` +
-            `cache) ${ms(s.launcher)} in the same rounds. Issue 19's goal, ≤ ${TODAY_LAUNCHER_MS} ms and no slower than the launcher, is ` +
-            `${metWord(startMet(s))}: ${diff(x, TODAY_LAUNCHER_MS, `${TODAY_LAUNCHER_MS} ms`)}, ${diff(x, s.launcher, "the launcher")}. ` +
+            `cache) ${ms(s.launcher)} in the same rounds (${diff(x, s.launcher, "the launcher")}). ` +
+            (s.grpcJsBare !== undefined ? `The goal, no slower than the grpc-js floor of this run (${ms(s.grpcJsBare)}), is ${metWord(startMet(s, x))}: ` +
+                `${diff(x, s.grpcJsBare, "it")}. ` : "") +
             `Started with an empty environment (\`env -i\`, as by a user without Node) it takes ${ms(s.executableBare)}. Against the Go peer's ` +
             `${GO_PEER_MS} ms the executable takes ${times(x, GO_PEER_MS)}, the launcher ${times(s.launcher, GO_PEER_MS)}`;
         t += typeof s.go === "number"
@@ -554,14 +580,10 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
         }
         out.push(split);
         if (s.grpcJsBare !== undefined && s.nodeBare !== undefined) {
-            const goalMs = NODE_FLOOR_GOAL * s.nodeBare;
-            out.push(`**The grpc-js floor**: in an empty environment the executable's Node prints a line in ${ms(s.nodeBare)}, so the goal ` +
-                `(≤ ${NODE_FLOOR_GOAL}× that) is ${ms(goalMs)}. A bare @grpc/grpc-js server, bundled into one file as the plugin is and run by ` +
-                `the same Node with its compile cache, takes ${ms(s.grpcJsBare)} (${times(s.grpcJsBare, s.nodeBare)} the Node floor): ` +
-                (s.grpcJsBare > goalMs
-                    ? "the goal is below what serving gRPC with @grpc/grpc-js costs before any provider code runs. "
-                    : `the goal leaves ${ms(goalMs - s.grpcJsBare)} for the provider's own start. `) +
-                `The executable, which serves the provider, takes ${times(s.executableBare, s.grpcJsBare)} that floor.`);
+            out.push(`**The grpc-js floor**: in an empty environment the executable's Node prints a line in ${ms(s.nodeBare)}. A bare ` +
+                `@grpc/grpc-js server, bundled into one file as the plugin is and run by the same Node with its compile cache, takes ` +
+                `${ms(s.grpcJsBare)} (${times(s.grpcJsBare, s.nodeBare)} the Node floor): what serving gRPC with @grpc/grpc-js costs before any ` +
+                `provider code runs, and the start goal. The executable, which serves the provider, takes ${times(s.executableBare, s.grpcJsBare)} that floor.`);
         }
         out.push(`**Dev launcher**: \`bin/pulumi-resource-cloud\` (the compiled build/ tree) takes ${ms(s.dev)}, ` +
             `${s.dev >= x ? `${ms(s.dev - x)} more` : `${ms(x - s.dev)} less`} than the self-contained executable.`);
@@ -570,11 +592,10 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
     if (r.memory) {
         const m = r.memory;
         const growth = growthPct(m);
-        const over = [m.idleMb, m.warmMb, m.afterMb].some((x) => x > RSS_GOAL_MB);
         const vs = (x: number) => (x >= m.idleMb ? `${mb(x - m.idleMb)} more` : `${mb(m.idleMb - x)} less`);
         out.push(`**Memory** (self-contained executable): ${mb(m.idleMb)} idle after Configure, ${mb(m.warmMb)} after ${m.warmup} warm-up invokes, ` +
-            `${mb(m.afterMb)} after ${m.invokes} more (${signed(growth)} from warm). RSS ≤ ${RSS_GOAL_MB} MB throughout: ${metWord(!over)}; ` +
-            `growth ≤ ${GROWTH_GOAL_PCT}%: ${metWord(growth <= GROWTH_GOAL_PCT)}. Idle after Configure, today's Node-on-PATH launcher takes ` +
+            `${mb(m.afterMb)} after ${m.invokes} more (${signed(growth)} from warm). The goal after ${m.warmup + m.invokes} lookups (${MEMORY_GOAL}) is ` +
+            `${metWord(memoryMet(m.afterMb, m.anon?.afterMb))}. Idle after Configure, today's Node-on-PATH launcher takes ` +
             `${mb(m.launcherIdleMb)} (${vs(m.launcherIdleMb)} than the executable) and the dev launcher ${mb(m.devIdleMb)} (${vs(m.devIdleMb)}).` +
             (m.anon ? ` Of the executable's RSS, ${mb(m.anon.idleMb)} idle and ${mb(m.anon.afterMb)} at the end is its own (anonymous) memory; the rest ` +
                 `(${mb(m.idleMb - m.anon.idleMb)} to ${mb(m.afterMb - m.anon.afterMb)}) is its file's pages mapped from the page cache.` : "") +
@@ -587,12 +608,12 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
         const total = (c: ClientFigures) => c.cpuClient + c.cpuEmulator + (c.cpuPlugin ?? 0);
         let t = `**Invoke**: through the plugin with a JavaScript gRPC client, ${v.plugin.rps.toFixed(0)} req/s: ${times(v.plugin.rps, v.raw.rps)} ` +
             `the raw HTTP floor (reported, not a goal: the engine, not the plugin, bounds lookups) and ${times(v.plugin.rps, v.googleapis.rps)} ` +
-            `googleapis (goal ≥ ${GOOGLEAPIS_GOAL}×: ${metWord(googleapisMet(v))}). CPU per call, all processes: ` +
+            `googleapis (reported). CPU per call, all processes: ` +
             `${total(v.raw).toFixed(2)} ms on the raw path, ${total(v.googleapis).toFixed(2)} ms with googleapis, ${total(v.plugin).toFixed(2)} ms ` +
             `through the plugin (of which the plugin ${(v.plugin.cpuPlugin ?? 0).toFixed(2)} ms).`;
         if (!isMissing(v.go)) {
             t += ` With the engine's grpc-go client the plugin answers ${v.go.rps.toFixed(0)} req/s (${times(v.go.rps, v.raw.rps)} raw, ` +
-                `${times(v.go.rps, v.googleapis.rps)} googleapis; ${total(v.go).toFixed(2)} ms of CPU per call in all).`;
+                `${times(v.go.rps, v.googleapis.rps)} googleapis, goal ≥ ${GOOGLEAPIS_GOAL}×: ${metWord(googleapisMet(v))}; ${total(v.go).toFixed(2)} ms of CPU per call in all).`;
         } else {
             t += ` The engine's grpc-go client was not measured (${v.go.missing}).`;
         }
@@ -668,7 +689,8 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
         const scaleRows = rows.filter((row) => row.figure.startsWith("scale:") && row.met !== undefined);
         out.push(`**Engine at scale** (file backend, the engine's default parallelism ${sc.defaultParallel}): ` +
             sc.runs.map((x) => `${scaleWords(x)}: up ${sec(x.up.ms)} / ${x.up.calls} calls, preview ${sec(x.preview.ms)} / ${x.preview.calls}, ` +
-                `destroy ${sec(x.destroy.ms)} / ${x.destroy.calls}`).join("; ") +
+                `destroy ${sec(x.destroy.ms)} / ${x.destroy.calls}` + (x.refreshes ? Object.entries(x.refreshes.without).map(([op, ph]) =>
+                `, ${op} ${sec(ph.ms)} / ${ph.calls} (with the quota ${sec(x.refreshes!.quota[op as Refresh].ms)} / ${x.refreshes!.quota[op as Refresh].calls})`).join("") : "")).join("; ") +
             `. Goals met: ${scaleRows.filter((row) => row.met).length} of ${scaleRows.length}.`);
     }
     if (r.dist) {
@@ -702,7 +724,7 @@ const METHOD = [
     "`build/test-dist` when older than the compiled code), copied afresh under `build/bench/plugin` each run: one executable, " +
     "`pulumi-resource-cloud`, the pinned Node with the plugin injected as a single executable application, its V8 code cache inside; it " +
     "needs no `node` on PATH. Measured with the bench's environment, and once per round with an empty one (`env -i`), as a user without " +
-    "Node starts it. Its goal is issue 19's: no slower than today's launcher, as measured before it (" + `${TODAY_LAUNCHER_MS}` + " ms) and in the same run.",
+    "Node starts it. Both are judged against the grpc-js floor of the same run (below).",
     "  - *today's Node-on-PATH launcher*: the folder packaging of the macOS tarballs (darwin-amd64's, built the same way; its launcher is " +
     "`sh` and `node`, so it runs here too): `pulumi-resource-cloud` is a `#!/bin/sh` launcher running `node lib/boot.js` with the `node` " +
     "on PATH. It writes a V8 code cache to the user's cache directory on its first start and uses it afterwards: it gets an " +
@@ -714,15 +736,15 @@ const METHOD = [
     "floor shows what a Go gRPC server costs in the same run.",
     "  - *Node floor*: `node -e` printing a line, what any plugin started with `node` pays before its own code runs; when the environment " +
     "sets `NODE_EXTRA_CA_CERTS`, the same without it, for reference; and the executable's own Node (the pinned binary, extracted " +
-    "under `build/bench`) with an empty environment, the floor the executable's `env -i` start is judged by (within 1.5× it).",
+    "under `build/bench`) with an empty environment (reported).",
     "  - *@grpc/grpc-js floor* and *stock provider peer*: `bench/fixtures/floor.js` and `bench/fixtures/stock-provider.js`, run by `node` " +
     "from `node_modules`. *The grpc-js floor*: `floor.js` bundled into one file by esbuild (as the plugin's bundle is), run by the " +
     "executable's Node with an empty environment but for `NODE_COMPILE_CACHE` (Node's own code cache, written in the warm-up round): what " +
-    "serving gRPC with @grpc/grpc-js costs before any provider code runs.",
+    "serving gRPC with @grpc/grpc-js costs before any provider code runs: the floor both of the executable's starts are judged by.",
     "  - *dev launcher*: `bin/pulumi-resource-cloud`, the compiled `build/` tree the tests run; not what users install.",
     "- **Memory**: RSS of the self-contained executable configured against the emulator: idle right after Configure (before any API call " +
-    "loads the credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is judged " +
-    "from the warmed-up figure; the plugin is then left idle and measured once more (V8's memory reducer runs on its own timers, some " +
+    "loads the credential libraries), after warm-up invokes (libraries loaded, hot code optimized), and after many more. Growth is reported " +
+    "from the warmed-up figure, and the goal judged after the last invoke (the plugin's own memory, and its whole RSS against the Go peer's); the plugin is then left idle and measured once more (V8's memory reducer runs on its own timers, some " +
     "seconds after the allocation stops). Each figure's anonymous part (`RssAnon` in `/proc/PID/status`) is the plugin's own memory; the rest is " +
     "its executable's pages mapped from the page cache. The executable is copied afresh each run, as `pulumi plugin install` unpacks it, so " +
     "its whole file is in the page cache and each page fault maps its cached neighbours too: the file part is as a fresh install sees it, " +
@@ -758,7 +780,11 @@ const METHOD = [
     "for every process whose command line is the installed plugin's, summed (CPU) and maxed (RSS) over the command. Goals (issue 35): " +
     "on one policy, `up` and `destroy` each ≤ 1.5 × ⌈N / the engine's default parallelism⌉ calls; with the quota, ≤ 1.1× the same " +
     "run's wall time without it; the plugin's CPU per Member (up + destroy) from the smallest N to the largest grows ≤ 1.5×; peak " +
-    "RSS under the Go peer's 127 MiB. Each setting runs once (minutes each): the figures are single runs, not medians.",
+    "RSS under the Go peer's 127 MiB. On one policy (on 4 past 1,500 Members), once `up` and the preview have run: `pulumi refresh " +
+    "--yes`, `pulumi preview --refresh` and `pulumi up --refresh --yes` (its preview included), each `--expect-no-changes`, without a quota " +
+    "and again with the emulator's quota of 120 calls a minute set for them alone (the stack was made without it). Goals (issue 43): " +
+    "each ≤ 2 × K getIamPolicy calls for K policies, and with the quota ≤ 1.1× its wall time without it. Each setting runs once " +
+    "(minutes each): the figures are single runs, not medians.",
     "- **Dist**: `node build/scripts/dist.js --out DIR` (what `npm run dist` runs, after compiling) for every platform, into a fresh folder " +
     "under `build/bench`, timed from spawn to exit, after every other section (it keeps both cores busy); then again into another fresh " +
     "folder, and the two `SHA256SUMS` compared byte for byte (identical: reproducible). Sizes are the first run's tarballs, in MB of 10^6 " +

@@ -129,7 +129,8 @@ export class EmulatorServer implements Emulator {
     private propagationMs: number = DEFAULTS.propagationMs;
     private missingService: 403 | 404 = DEFAULTS.missingService;
     private allowConditions = false;
-    private readonly quota?: RateQuota;
+    private quota?: RateQuota;
+    private readonly quotaClock?: () => number;
     /** The accounts view the policy checks use. */
     private readonly accounts: Accounts;
     private readonly host: string;
@@ -147,7 +148,8 @@ export class EmulatorServer implements Emulator {
         this.store = new Store(options.state);
         this.accounts = { isDeleted: (m) => this.store.deletedPrincipals.has(m) };
         this.setBehavior(options);
-        if (options.quotaPerMinute !== undefined) this.quota = new RateQuota(options.quotaPerMinute, options.quotaClock);
+        this.quotaClock = options.quotaClock;
+        this.setQuota(options.quotaPerMinute);
         const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
         this.server = options.tls
             ? https.createServer({ noDelay: true, cert: options.tls.cert, key: options.tls.key }, handle)
@@ -219,6 +221,10 @@ export class EmulatorServer implements Emulator {
         this.faultRate = rate;
         this.latencyMs = Math.max(latencyMs, minLatencyMs);
         this.minLatencyMs = minLatencyMs;
+    }
+
+    setQuota(perMinute: number | undefined): void {
+        this.quota = perMinute === undefined ? undefined : new RateQuota(perMinute, this.quotaClock);
     }
 
     setBehavior(behavior: Behavior): void {

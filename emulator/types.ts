@@ -202,6 +202,8 @@ export interface Emulator {
      * or of the wrong type.
      */
     setBehavior(behavior: Behavior): void;
+    /** Sets the rate quota (`quotaPerMinute`) from now on, its window empty; undefined: no quota. */
+    setQuota(perMinute: number | undefined): void;
     /**
      * Deletes an account as Google does: every grant and audit exemption of `member` (user:, serviceAccount:,
      * group: or a workforce principal://) becomes its `deleted:…?uid=N` form, and granting it again is refused

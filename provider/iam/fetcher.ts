@@ -2,7 +2,7 @@
 // Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
 // resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, and turns failures into
 // messages a person can act on. What happens to one policy between a change and its confirmation — batching,
-// read sharing, confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
+// read sharing (a lookup's, and the one read a command's resource Reads share), confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
 
 import { setMaxListeners } from "events";
 import { checkProperties } from "../declare/check";
@@ -114,6 +114,11 @@ export class IamFetcher {
     /** A parent's policy at version 3, as ParentPolicy.read gives it (`fresh`: a read that starts now). */
     getIamPolicy(parent: Parent, opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
         return this.withPolicy(parent, (p) => p.read(opts));
+    }
+
+    /** A parent's policy for a resource's Read: the read every Read of it shares in this command (ParentPolicy.refresh). */
+    refreshPolicy(parent: Parent): Promise<Policy> {
+        return this.withPolicy(parent, (p) => p.refresh());
     }
 
     /**

@@ -12,6 +12,7 @@
 //                outstanding at once (see gather); the fetcher keeps one more across all its policies
 //   unconfirmed  the last write no read has shown yet, and what a read must show for it
 //   shared       a read in flight that identical reads join
+//   snapshot     the read resources' Reads share (see refresh), and whether a write is in flight
 //
 // The rules, each written once below (the names are the methods'):
 //   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
@@ -49,7 +50,22 @@
 //             CONFIRM_INTERVAL_MS apart): when the changes stop, when a read of the parent comes, or at
 //             shutdown. If none shows it, another writer replaced it, and the user is warned.
 //   read      A read waits for the confirmation and gets its read; otherwise it joins the shared read, unless it
-//             asks for a fresh one.
+//             asks for a fresh one. This is a lookup's rule: never older than this process's last write.
+//   refresh   A resource's Read (a refresh, an import) shares one read of the policy with every other Read of it
+//             while this ParentPolicy lives, which is the fetcher's life: one engine run, the command's (the engine starts a
+//             plugin for each run, a command's preview and its update being two, and each Configure starts a new fetcher). It joins `snapshot`, the read last begun for Reads,
+//             in flight or answered; with none, it begins one. Hence, for every Read:
+//             - never older than the command's start: the snapshot was begun by this fetcher;
+//             - never older than a write of this process: a write that ends (answered or failed) drops the snapshot,
+//               and a Read that comes while a write is in flight waits for it, then, while it is unconfirmed, gets
+//               its confirming read (as `read`); a write answered while a Read waits for the snapshot's answer is
+//               concurrent with that Read, which may take either side of it (an `up --refresh` reads before it writes);
+//             - never older than an earlier Read of the same resource: the snapshot is only ever replaced by a read
+//               begun later (a write's confirming read becomes the snapshot, unless another write ended meanwhile);
+//             - a snapshot read that fails fails every Read that joined it (each names its own resource: the resource's
+//               layer says which) and is dropped, so the next Read begins another.
+//             So the Reads of N resources of one policy cost one read per engine run (`pulumi refresh --yes` and
+//             `pulumi up --refresh --yes` make two: their preview's and their update's), with or without the API's quota.
 //   cancel    The engine's Cancel: reads, waits and sleeps (gathering, backoff, confirmation) stop; changes not
 //             yet written fail; a write already sent is let finish, so what it reports is what the policy holds.
 //   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
@@ -270,6 +286,11 @@ export class ParentPolicy {
     private counting = 0;
     private unconfirmed?: Unconfirmed;
     private shared?: Promise<Policy>;
+    /** See `refresh`. */
+    private snapshot?: Promise<Policy>;
+    private writing?: Promise<unknown>;
+    /** Writes ended (answered or failed), so a Read knows whether one ended while it waited. */
+    private writesEnded = 0;
 
     constructor(readonly parent: Parent, private readonly api: PolicyApi) {
         this.name = parentName(parent);
@@ -277,7 +298,7 @@ export class ParentPolicy {
 
     /** Whether nothing is queued, running, unconfirmed or shared: the fetcher may forget this parent. */
     get idle(): boolean {
-        return !this.running && this.waiting.length === 0 && !this.unconfirmed && !this.shared;
+        return !this.running && this.waiting.length === 0 && !this.unconfirmed && !this.shared && !this.snapshot;
     }
 
     // --- read -----------------------------------------------------------------------------------------------
@@ -294,6 +315,29 @@ export class ParentPolicy {
         });
         this.shared = read;
         return read;
+    }
+
+    // --- refresh --------------------------------------------------------------------------------------------
+
+    /** The policy for a resource's Read: the command's shared read, unless a write of this process is newer. */
+    async refresh(): Promise<Policy> {
+        while (this.writing) await this.writing;
+        if (this.unconfirmed) {
+            const ended = this.writesEnded;
+            const confirmed = await this.confirm(this.unconfirmed);
+            if (!confirmed) return this.refresh();
+            // Read after the write, after any snapshot begun before it: later Reads share it, unless a write ended since.
+            if (this.writesEnded === ended && !this.writing && !this.unconfirmed) this.snapshot = Promise.resolve(confirmed);
+            return confirmed;
+        }
+        if (!this.snapshot) {
+            const read = this.api.read(this.parent, Date.now() + this.api.requestTimeoutMs, this.api.signals.reading);
+            read.catch(() => {
+                if (this.snapshot === read) this.snapshot = undefined;
+            });
+            this.snapshot = read;
+        }
+        return this.snapshot;
     }
 
     // --- join -----------------------------------------------------------------------------------------------
@@ -521,8 +565,17 @@ export class ParentPolicy {
 
     /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
     private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
+        // A Read waits for the write, and no Read gets a policy read before it (see `refresh`).
+        const write = this.api.write(this.parent, policy, mask, deadline);
+        const ended = write.then(() => undefined, () => undefined).finally(() => {
+            this.snapshot = undefined;
+            this.writesEnded++;
+            if (this.writing === ended) this.writing = undefined;
+        });
+        this.writing = ended;
         try {
-            const written = await this.api.write(this.parent, policy, mask, deadline);
+            const written = await write;
+            await ended;
             this.shared = undefined;
             // The unconfirmed write as it is now, not as it was when this one was sent: its confirmation may have
             // ended meanwhile, and this write must be read back all the same.

@@ -184,7 +184,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
         update: (_olds, news, ctx) => write(news, ctx),
         async read(i, ctx) {
             const d = form.declared(i);
-            const policy = await readOrGone(ctx.iam(), d.parent);
+            const policy = await readOrGone(ctx, d.parent);
             const found = (policy?.bindings ?? []).filter((b) => sameGrant(b, d.role, d.condition) && b.members.some((m) => owns(d, m)));
             if (!policy || found.length === 0) return undefined;
             // A Binding shows Google's members; a Member keeps its own spelling of the one it holds.

@@ -4,8 +4,8 @@
 
 import { property, types } from "../declare/define";
 import { Code, IamError } from "../iam/errors";
-import { IamFetcher } from "../iam/fetcher";
 import { describeGrant, Grant, grantKey } from "../iam/grants";
+import { Policy } from "../iam/policy";
 import { Parent, parentOf as parentIn, ParentKind, projectIdProblem, serviceNameProblem } from "../iam/names";
 import { PARENT_HINT } from "../functions/policyRecord";
 
@@ -75,8 +75,19 @@ export function keptGrants(ctx: ResourceContext, parent: string) {
     };
 }
 
-/** The current policy of a parent for a refresh, or undefined when the parent is gone. */
-export const readOrGone = (iam: IamFetcher, parent: Parent) => unlessGone(iam.getIamPolicy(parent, { fresh: true }));
+/**
+ * The policy of a parent for a resource's Read (a refresh, an import), or undefined when the parent is gone: the read
+ * the command's Reads of that parent share (iam/parentPolicy.ts, `refresh`). A failure of that read fails each Read
+ * that shared it, under its own resource's name.
+ */
+export async function readOrGone(ctx: ResourceContext, parent: Parent): Promise<Policy | undefined> {
+    try {
+        return await unlessGone(ctx.iam().refreshPolicy(parent));
+    } catch (e) {
+        if (!(e instanceof IamError)) throw e;
+        throw new IamError(`reading ${shortUrn(ctx.urn)}: ${e.message}`, e.httpStatus, e.code);
+    }
+}
 
 export const etagOutput = { etag: property(types.string, "(Computed) The etag of the IAM policy.", { required: true }) };
 

@@ -92,7 +92,7 @@ export function policyResource(kind: ParentKind): Resource {
         create: write,
         update: (_olds, news, ctx) => write(news, ctx),
         async read(x, ctx) {
-            const policy = await readOrGone(ctx.iam(), parentOf(kind, x));
+            const policy = await readOrGone(ctx, parentOf(kind, x));
             if (!policy) return undefined;
             return { inputs: { ...parentInputs(kind, x), policyData: policyData(policy) }, outputs: { etag: policy.etag ?? "" } };
         },

@@ -112,6 +112,18 @@ describe("emulator: limits", function () {
             expect(emu.quotaRefusals).to.equal(0);
         });
 
+        it("setQuota changes the quota from now on, its window empty, and lifts it with undefined", async () => {
+            try {
+                emu.setQuota(undefined);
+                expect(await statuses(LIMIT + 2)).to.deep.equal(Array(LIMIT + 2).fill(200));
+                emu.setQuota(2);
+                expect(await statuses(3)).to.deep.equal([200, 200, 429]);
+            } finally {
+                emu.setQuota(LIMIT);
+            }
+            expect(await statuses(LIMIT + 1)).to.deep.equal([...Array(LIMIT).fill(200), 429]);
+        });
+
         it("does not count refused calls, and frees each call's place 60 s after it was answered (a rolling window)", async () => {
             expect(await statuses(3)).to.deep.equal([200, 200, 200]);
             now += 40_000;

@@ -176,6 +176,28 @@ describe("one policy's life (ParentPolicy)", function () {
         expect(api.calls).to.deep.equal(["read", "read", "read"]);
     });
 
+    it("refresh: Reads share one read, in flight or answered, until a write of this process ends", async () => {
+        await Promise.all([pp.refresh(), pp.refresh()]);
+        await pp.refresh(); // after the read was answered: still the command's read
+        expect(api.calls).to.deep.equal(["read"]);
+        await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        const after = await pp.refresh(); // the write's confirming read, which the next Reads share
+        expect(has("user:a@x.com")(after)).to.equal(true);
+        await pp.refresh();
+        expect(api.calls).to.deep.equal(["read", "read", "write@e0", "read"]);
+    });
+
+    it("refresh: a Read that comes while a write is in flight waits for it, and gets the read that shows it", async () => {
+        await pp.refresh();
+        const change = pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        while (!api.calls.includes("write@e0")) await sleep(1);
+        const during = await pp.refresh();
+        expect(has("user:a@x.com")(during)).to.equal(true);
+        await change;
+        // The write's own read-back answered it: no read of the snapshot's own went out after the write.
+        expect(api.calls.slice(api.calls.indexOf("write@e0") + 1)).to.deep.equal(["read"]);
+    });
+
     it("cancel: changes still gathering fail as cancelled and nothing is written", async () => {
         const change = pp.change(add("user:a@x.com"));
         api.cancel();
