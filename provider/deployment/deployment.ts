@@ -8,17 +8,23 @@
 // disk in the stack's folder (files.ts), grant by grant, each grant an *item*: `+` added, `-` removed.
 //
 // The rule: the journal acts only on what it knows, and never removes a grant. An item is settled only by
-//   - the engine's word: a request carrying the resource's state (Diff, Update, Delete, refresh) whose state agrees
-//     with the item (holds a `+` grant, lacks a `-` one); or an operation of the resource answered to an engine that
-//     was still there when this process stopped (the engine then holds that operation's outcome, which is IAM's for
-//     every grant in the resource's scope);
+//   - the engine's word: a request carrying the state the engine keeps (a Read's request, a Diff or Update of a
+//     resource not Read earlier in the run, a Delete) whose state agrees with the item (holds a `+` grant, lacks a
+//     `-` one); or an operation of the resource answered to an engine that was still there when this process
+//     stopped, and that had not been interrupted (one Cancel, as it closes its plugins, not two: a Ctrl-C), in a run
+//     that is no preview (the CLI's command line, process/command.ts) — the engine then holds that operation's
+//     outcome, which is IAM's for every grant in the resource's scope (a refresh that finds the resource gone drops
+//     it, as a Delete does). What a preview read (`preview --refresh`, `--preview-only`) is saved nowhere: neither
+//     its Reads' answers nor the Diffs and preview Updates that carry them count;
 //   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
 //     `-` grant back.
 // An item the engine's state disagrees with is resolved by the program, never by a guess: Diff asks for an update
 // when the resource's Update would set that grant as the program declares (a Binding or Policy owns its role or
 // policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
-// every run until it is settled, with the command that resolves it. A run in which every operation was answered
-// to a live engine leaves nothing open, so a clean run is never followed by a warning.
+// every run until it is settled, with the command that resolves it — except an answered operation's items, which
+// wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
+// an addition in a run that does not send every resource, `--target`/`--exclude`). A run in which every operation
+// was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed by a warning.
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
 // and resources that fight over a grant are told so, whichever process serves them.
 
@@ -504,6 +510,8 @@ export class Deployment {
             }
             if (!declared || !covers(declared, item.grant)) continue;
             const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            // A removal the program agrees with: the state still lists it, so the Diff shows the change anyway.
+            if (item.sign === "-" && !wanted) continue;
             reasons.push(item.sign === "+"
                 ? `${describeGrant(item.grant)} was written to ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
                   (wanted ? "this update records it" : "the program does not declare it, so this update removes it")
@@ -556,10 +564,12 @@ export class Deployment {
      * shows. This process knows its own writes' ends; another process's write (alive, or killed with a request in
      * flight) may still land until its last attempt's deadline is well past.
      */
-    private judgeable(entry: Entry): boolean {
+    private judgeable(entry: Entry, live: () => Set<string>): boolean {
         if (writerOf(entry) === thisProcess().id) return !this.writing.has(entry.id);
-        // An entry without `until` is the previous release's: its write ended long before this process started.
-        return entry.until === undefined || Date.now() > entry.until + IN_FLIGHT_SLACK_MS;
+        // A writer that still runs may still send it, whatever the clock says (a clock set forward would otherwise
+        // make its write look long over). An entry without `until` is the previous release's: its write ended long
+        // before this process started.
+        return (entry.until === undefined || Date.now() > entry.until + IN_FLIGHT_SLACK_MS) && !live().has(writerOf(entry));
     }
 
     /**
@@ -571,8 +581,9 @@ export class Deployment {
         if (id !== undefined) this.writing.delete(id);
         const name = parentName(parent);
         const present = grantKeysOf(written.bindings);
+        let live: Set<string> | undefined;
         const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && present.has(i.grantKey) !== (i.sign === "+") &&
-            this.judgeable(i.entry)).map((i) => i.key);
+            this.judgeable(i.entry, () => (live ??= this.livePeers()))).map((i) => i.key);
         if (settle.length) this.append({ op: "settled", items: settle });
     }
 
@@ -714,7 +725,7 @@ export class Deployment {
             for (const i of items) {
                 if (present && present.has(grantKey(i.grant)) !== (i.sign === "+")) {
                     // Google's word: gone, or back; for a write that may still land, nothing to say yet.
-                    if (this.judgeable(i.entry)) settled.push(i.key);
+                    if (this.judgeable(i.entry, () => live)) settled.push(i.key);
                     continue;
                 }
                 told.push(i.key);

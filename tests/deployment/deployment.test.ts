@@ -444,6 +444,21 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "x")).to.have.length(named);
     }));
 
+    it("a Binding's update that removed a member cut off after its write, the program as updated: the update keeps it removed, and nothing says it is put back", () => machine(async (stack, engine) => {
+        const both = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com", "user:x@example.com"] };
+        const inputs = { ...both, members: ["user:a@example.com"] };
+        const b = await stack.plugin.create(BINDING, both, false, "b");
+        await stack.nextDeployment();
+        await dieAfterWrite(stack, stack.plugin, (p) => p.update(BINDING, b.id, b.properties, inputs, false, "b"), true);
+        await stack.nextDeployment();
+        await stack.plugin.check(BINDING, inputs, {}, "b");
+        expect((await stack.plugin.diff(BINDING, b.id, b.properties, inputs, "b")).changes, "the state still lists x").to.equal(2);
+        await stack.plugin.update(BINDING, b.id, b.properties, inputs, false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("a")]);
+        expect(engine.messages.join("\n")).not.to.contain(PUT_BACK);
+    }));
+
     it("a Delete that runs before a later resource's Check (deleteBeforeReplace) does not lose that resource's grant", () => machine(async (stack, engine) => {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
