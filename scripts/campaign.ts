@@ -45,9 +45,12 @@ async function main(): Promise<number> {
     const bad = results.filter((r) => r.problems.length > 0);
     const count = (what: string) => results.reduce((n, r) => n + r.problems.filter((p) => p.startsWith(what)).length, 0);
     const byFault = [...new Set(results.map((r) => r.fault))].map((f) => `${f}: ${results.filter((r) => r.fault === f).length}`).join(", ");
-    process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted): ` +
+    const byOperation = ["preview --refresh", "refresh --preview-only", "up --target"].map((o) => `${o}: ${results.filter((r) => r.operations.includes(o)).length}`).join(", ");
+    process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted; ${byOperation}): ` +
         `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
-        `${count("not converged")} not converged, ${count("the last")} failed recoveries; ` +
+        `${count("not converged")} not converged, ${count("the last")} failed recoveries, ` +
+        `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
+        `${count("the command a note gives failed")} failed note commands; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${bad.length} trials with a problem\n`);
     return bad.length ? 1 : 0;
 }

@@ -3,11 +3,16 @@
 // default provider and an explicit one), brought up, changed, and brought up again while a fault strikes at a random
 // moment — kill -9 of a plugin or of the CLI, Ctrl-C once or twice to the CLI's process group — often while a write
 // has landed and its answer is held. The user then recovers as Pulumi tells them to (`pulumi cancel` for a lock,
-// `pulumi refresh --clear-pending-creates`, `pulumi up`), sometimes with the program reverted. After every trial:
+// `pulumi refresh --clear-pending-creates`, `pulumi up`), sometimes with the program reverted, and runs what users
+// run around a crash: `pulumi preview --refresh` (as CI does on every change), `pulumi refresh --preview-only`, and
+// `pulumi up --target` of one resource, each drawn. After every trial:
 //   - converged: `pulumi preview --expect-no-changes` passes;
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
-//   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`.
+//   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`;
+//   - no warning survives its command: the user runs the `pulumi import` each note gives, then `pulumi up` (which
+//     removes what the program does not declare); the next `pulumi up` names nothing, and IAM holds exactly what the
+//     program declares (and the foreign grants).
 // Seeded and replayable (the faults' timing is the machine's): `npm run campaign -- --seed S --trials N`.
 
 import * as fs from "fs";
@@ -60,6 +65,8 @@ export interface TrialResult {
     trial: number;
     fault: Fault;
     reverted: boolean;
+    /** The commands of the recovery, beyond cancel, refresh and up, as drawn. */
+    operations: string[];
     problems: string[];
     /** Grants left in IAM that no resource declares (each named, when there is no problem). */
     leftovers: number;
@@ -174,6 +181,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const strikeAfterWrites = int(r, 0, 6);
     const holdAnswer = r() < 0.7;
     const userRunsUpFirst = r() < 0.5;
+    const operations = [
+        ...(r() < 0.4 ? ["preview --refresh"] : []),
+        ...(r() < 0.2 ? ["refresh --preview-only"] : []),
+        ...(r() < 0.3 ? ["up --target"] : []),
+    ];
 
     write(a);
     await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
@@ -231,7 +243,13 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     } else {
         await tryRun(["cancel", "--yes"]);
     }
+    if (operations.includes("preview --refresh")) await tryRun(["preview", "--refresh"]);
+    if (operations.includes("refresh --preview-only")) await tryRun(["refresh", "--preview-only"]);
     await tryRun(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"]);
+    if (operations.includes("up --target") && final.resources.length) {
+        const res = pick(r, final.resources);
+        await tryRun(["up", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
+    }
     const last = await tryRun(["up", "--yes", "--skip-preview"]);
 
     const problems: string[] = [];
@@ -252,9 +270,25 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         const [, role, member] = g.split(" ");
         if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
     }
-    const result: TrialResult = { seed, trial: index, fault, reverted, problems, leftovers: leftovers.length, seconds: (Date.now() - started) / 1000 };
+    // Each note's command, run as the user would; then `pulumi up`; then the next `pulumi up` must say nothing.
+    if (problems.length === 0) {
+        for (const m of last.stdout.matchAll(/`pulumi import --protect=false (\S+) (\S+) '([^']+)'`/g)) {
+            const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
+            if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
+        }
+        await tryRun(["up", "--yes", "--skip-preview"]);
+        const quiet = await tryRun(["up", "--yes", "--skip-preview"]);
+        if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
+        const after = new Set<string>();
+        for (const which of ["service", "consumer", "policyConsumer"] as const) {
+            for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) after.add(`${parentName(ps, which)} ${g}`);
+        }
+        for (const g of after) if (!want.has(g) && !g.endsWith(FOREIGN)) problems.push(`left after the notes' commands: ${g}`);
+        for (const g of want) if (!after.has(g)) problems.push(`lost after the notes' commands: ${g}`);
+    }
+    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, seconds: (Date.now() - started) / 1000 };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
-        `${reverted ? "program reverted" : "program kept"}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
+        `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
     if (problems.length) {
@@ -266,6 +300,12 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         ctx.say(`    transcript: ${file}`);
     }
     return result;
+}
+
+/** The URN of a resource of the trial's program (stack `dev`, project `label`). */
+function urnOf(label: string, res: Res): string {
+    const type = `${res.parent === "service" ? "Service" : "Consumers"}Iam${res.kind === "member" ? "Member" : res.kind === "binding" ? "Binding" : "Policy"}`;
+    return `urn:pulumi:dev::${label}::cloud:endpoints/${type[0].toLowerCase()}${type.slice(1)}:${type}::${res.name}`;
 }
 
 /** Brings `fault` down on the running `pulumi up`. */

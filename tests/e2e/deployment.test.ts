@@ -91,6 +91,20 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         process.kill([...proxy.writers][0], "SIGKILL");
     }
 
+    /**
+     * kill -9 of the CLI with writes under way (their writes land, their answers find no engine); the plugins end by
+     * themselves once their engine is gone, their writes finished; the user lifts the lock, as Pulumi's message says.
+     */
+    async function killCliMidWrites(run: { child: ChildProcess; exited: Promise<void> }, dir: string): Promise<void> {
+        emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 3, delayMs: 1500 } });
+        await sleep(300);
+        run.child.kill("SIGKILL");
+        await run.exited;
+        await sleep(2000);
+        emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+        await sb.pulumi(["cancel", "--yes"], dir);
+    }
+
     it("kill -9 of an explicit provider's plugin mid-write, then up, refresh and destroy: the up records what it wrote, nothing is said or removed on a guess", async () => {
         const p = await fresh("explicit");
         const proxy = await recordWrites(emu.url, { senders: true });
@@ -216,13 +230,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
         const destroy = background(p.dir, ["destroy", "--yes", "--skip-preview"]);
         await waitFor("10 grants removed", () => grants(p.parent).length <= 20, 60_000);
-        emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 2, delayMs: 1500 } });
-        await sleep(300);
-        destroy.child.kill("SIGKILL");
-        await destroy.exited;
-        await sleep(2000);
-        emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
-        await sb.pulumi(["cancel", "--yes"], p.dir);
+        await killCliMidWrites(destroy, p.dir);
         await sb.pulumi(["refresh", "--yes", "--skip-preview"], p.dir);
         await sb.pulumi(["destroy", "--yes", "--skip-preview"], p.dir);
         expect(grants(p.parent)).to.deep.equal([]);
@@ -246,18 +254,12 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
                 process.kill(-up.child.pid!, "SIGINT");
                 await sleep(20);
                 process.kill(-up.child.pid!, "SIGINT");
+                await up.exited;
+                await sleep(2000);
+                emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
             } else {
-                // The engine dies with creates under way: their writes land, and their answers find no engine.
-                emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 3, delayMs: 1500 } });
-                await sleep(300);
-                up.child.kill("SIGKILL");
+                await killCliMidWrites(up, p.dir);
             }
-            await up.exited;
-            // The plugins end by themselves once their engine is gone (within 10 s), their writes finished.
-            await sleep(2000);
-            emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
-            // A killed CLI leaves the stack locked: the user lifts the lock, as its message says.
-            if (how !== "Ctrl-C twice") await sb.pulumi(["cancel", "--yes"], p.dir);
             const pending = (JSON.parse((await sb.pulumi(["stack", "export"], p.dir)).stdout).deployment.pending_operations ?? []).length;
             process.stdout.write(`      after ${how}: ${grants(p.parent).length} grants in IAM, ${(await stateUrns(p.dir)).length} in state, ${pending} pending operations\n`);
             const refresh = await sb.pulumi(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"], p.dir);
