@@ -794,8 +794,13 @@ function describe(i: Item, unchecked: string): string {
     const pending = i.entry.resourceId
         ? ` If \`pulumi up\` warns of a pending create of that resource, \`pulumi refresh --import-pending-creates '${i.entry.urn}' '${i.entry.resourceId}'\` records it.`
         : "";
+    // A Binding or Policy owns its role or policy: its next update sets the grant as the program lists it.
+    const owner = /Iam(Binding|Policy):/.exec(i.entry.urn)?.[1];
+    const declared = owner
+        ? `sets its ${owner === "Binding" ? "role" : "policy"} as the program lists it: it records the grant if listed, removes it if not`
+        : "records it";
     return `${describeGrant(i.grant)} on ${where} was written for ${who} by a run that stopped before Pulumi recorded it, ` +
         `and no run has recorded it since${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
-        `records it.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +
+        `${declared}.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +
         "puts it in the stack, and the next `pulumi up` removes it (the program does not declare it) unless you add it to the program.";
 }

@@ -298,6 +298,8 @@ describe("one deployment, one truth", function () {
                 expect((await preview.diff(BINDING, b.id, read.properties, inputs, "b")).changes).to.equal(2);
             }
             expect(await preview.stop()).to.equal(0);
+            // Named as the Binding's: its next update sets the role as the program lists it.
+            expect(saidOf(engine, "x").join("\n")).to.contain("records the grant if listed, removes it if not");
             // `pulumi up`: the state the engine kept is [a]; IAM holds x: the update removes it.
             await engine.nextRun();
             const up = await pluginOf(stack, engine, home);
