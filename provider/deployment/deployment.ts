@@ -518,6 +518,15 @@ export class Deployment {
                 : `${describeGrant(item.grant)} was removed from ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
                   "this update puts it back");
         }
+        // A grant this resource's state holds is held by the stack, whichever resource a journaled write added it
+        // for (one grant declared twice, an orphan another resource took up): no longer in no state.
+        if (held && engineWord) {
+            for (const g of held.grants) {
+                for (const i of this.known.openOf(held.parent, grantKey(g))) {
+                    if (i.sign === "+" && i.entry.urn !== urn && !inHand?.has(i.key)) settle.push(i.key);
+                }
+            }
+        }
         if (settle.length) this.append({ op: "settled", items: settle });
         if (declared) {
             const removed = this.removedThisRun.get(declared.parent);

@@ -391,6 +391,27 @@ describe("one deployment, one truth", function () {
         }));
     }
 
+    it("a grant written for a resource whose Create was cut off, then held by another resource's state: the next run's Diff of that resource settles it, nothing is named", () => machine(async (stack, engine) => {
+        await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("g"), false, "orphan"));
+        // Another resource of the stack holds the same grant (its Create found it, to an engine that did not record
+        // the answer as settled: a Ctrl-C's second Cancel).
+        await stack.nextDeployment();
+        const holder = await stack.plugin.create(MEMBER, member("g"), false, "holder");
+        await stack.plugin.empty("cancel");
+        await stack.plugin.empty("cancel");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // `pulumi up`: the holder's Diff carries its state, which holds the grant.
+        engine.logs.length = 0;
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("g"), {}, "holder");
+        await stack.plugin.diff(MEMBER, holder.id, holder.properties, member("g"), "holder");
+        expect(await stack.plugin.stop()).to.equal(0);
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("g"), {}, "holder");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(saidOf(engine, "g")).to.deep.equal([]);
+    }));
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);
