@@ -277,8 +277,6 @@ export class Deployment {
     private readonly writing = new Set<string>();
     private readonly forcedSaid = new Set<string>();
     private stopping = false;
-    /** Items of operations answered after the stop began. */
-    private readonly answeredLate = new Set<string>();
     /** Items of this process's answered Reads (refresh, import): recorded only if the run is no preview. */
     private readonly answeredReads = new Set<string>();
     /** Resources this process has Read: a Diff's olds for them are the Read's answer, not the state the engine keeps. */
@@ -297,7 +295,13 @@ export class Deployment {
      * against Google before it is said).
      */
     constructor(private readonly log: Diagnostics, private readonly iam: (provider: string) => IamFetcher | undefined,
-        private readonly env: NodeJS.ProcessEnv = process.env, private readonly command: RunCommand = {}) {}
+        private readonly env: NodeJS.ProcessEnv = process.env, private readonly runCommand: () => RunCommand = () => ({})) {}
+
+    private commandRead?: RunCommand;
+    /** Asked only when a rule needs it: reading it may start a process (macOS `ps`), kept off the plugin's start. */
+    private get command(): RunCommand {
+        return (this.commandRead ??= this.runCommand());
+    }
 
     /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
     private get previewRun(): boolean {
@@ -641,7 +645,8 @@ export class Deployment {
                     }
                 }
                 // Neither settled nor said by this process: whether the engine records it is the next run's to see.
-                for (const i of items) (this.stopping ? this.answeredLate : read ? this.answeredReads : this.answeredItems).add(i);
+                // An answer after the stop began is in this run's hands (the line below) and settled by no one here.
+                if (!this.stopping) for (const i of items) (read ? this.answeredReads : this.answeredItems).add(i);
                 // Read by this run's other processes, which then leave these items to this one; by later runs, which
                 // leave them to their own word on the resource (an answer is not yet a record).
                 if (items.length) this.append({ op: "answered", urn, items });
@@ -701,7 +706,7 @@ export class Deployment {
         // A provider another process of this run serves, and that has yet to end, is that process's to check and say.
         const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
             .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
-        const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) && !this.answeredItems.has(i.key) && !this.answeredLate.has(i.key) &&
+        const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) &&
             !live.has(writerOf(i.entry)) && (providerKey(i.entry.provider) === this.providerId || !servedElsewhere.has(providerKey(i.entry.provider))) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,

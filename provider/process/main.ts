@@ -146,8 +146,8 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     // On Windows the engine stops a plugin with a CTRL_BREAK_EVENT to its process group (Pulumi's
     // cmdutil.shutdownProcessGroup), which Node delivers as SIGBREAK; a console's Ctrl-C arrives as SIGINT.
     if (process.platform === "win32") process.on("SIGBREAK", stop);
-    // Read once, at start: the parent is the CLI only while it lives.
-    const served = await serve(log, engineAddress, engineAlive, runCommandOf(commandLineOf(parent) ?? []));
+    // The CLI's command line, read when the journal first needs it: the CLI lives as long as the run.
+    const served = await serve(log, engineAddress, engineAlive, () => runCommandOf(commandLineOf(parent) ?? []));
     shutdown = served.shutdown;
     process.stdout.write(`${served.port}\n`);
     // Without an engine address (tests, a debugger attaching) only the parent process is watched.

@@ -126,7 +126,7 @@ export class Provider implements Rpcs {
     private schema?: string;
     private readonly deployment: Deployment;
 
-    constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true, command: RunCommand = {}) {
+    constructor(private readonly log: Logger, private readonly engineAlive: EngineAlive = async () => true, command?: () => RunCommand) {
         this.deployment = new Deployment(log, () => {
             try {
                 return this.configUnknown ? undefined : this.iam();
@@ -433,7 +433,7 @@ export function serviceFor(p: Provider, log: Logger): grpc.UntypedServiceImpleme
 }
 
 /** Starts the gRPC server on 127.0.0.1; resolves with the port and a shutdown function. */
-export async function serve(log: Logger, engineAddress?: string, engineAlive?: EngineAlive, command?: RunCommand): Promise<{ port: number; shutdown(): Promise<void> }> {
+export async function serve(log: Logger, engineAddress?: string, engineAlive?: EngineAlive, command?: () => RunCommand): Promise<{ port: number; shutdown(): Promise<void> }> {
     const provider = new Provider(log, engineAlive, command);
     provider.attachEngine(engineAddress);
     const server = new grpc.Server({
