@@ -253,7 +253,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const last = await tryRun(["up", "--yes", "--skip-preview"]);
 
     const problems: string[] = [];
-    if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${(last.stdout + last.stderr).slice(-600)}`);
+    if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
     const converged = await sb.tryPulumi(["preview", "--expect-no-changes"], dir);
     if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
     const inIam = new Set<string>();
@@ -300,6 +300,13 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         ctx.say(`    transcript: ${file}`);
     }
     return result;
+}
+
+/** What a failed command said: from its first error or panic line (a stack trace after it is long), else its last lines. */
+function failure(res: RunResult): string {
+    const text = res.stdout + res.stderr;
+    const at = text.search(/^\s*(panic|error): /m);
+    return at >= 0 ? text.slice(at, at + 1500) : text.slice(-600);
 }
 
 /** The URN of a resource of the trial's program (stack `dev`, project `label`). */
