@@ -85,6 +85,11 @@ export class ClaimIndex {
     private readonly byUrn = new Map<string, Claim>();
     private readonly parents = new Map<string, ParentClaims>();
 
+    /** Whether `urn` declared something in this run (it was Checked). */
+    has(urn: string): boolean {
+        return this.byUrn.has(urn);
+    }
+
     set(urn: string, claim: Claim): void {
         const old = this.byUrn.get(urn);
         if (old) this.place(urn, old, false);

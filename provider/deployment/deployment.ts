@@ -108,6 +108,11 @@ type Line =
     | { op: "settled"; items: string[] }
     /** Items told to the user in `run`. */
     | { op: "said"; run: string; items: string[] }
+    /**
+     * The engine's state of `urn` holds `claim` (null: the engine dropped it), as of `at` (ms since the epoch): what
+     * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
+     */
+    | { op: "holds"; urn: string; claim: Claim | null; at: number }
     | { op: "closed" };
 
 /** `$PULUMI_HOME/plugins-state/pulumi-resource-cloud`: this plugin's own state beside the user's Pulumi data. */
@@ -169,6 +174,10 @@ class Knowledge {
     readonly inHand = new Map<string, Set<string>>();
     /** Items of any operation answered in any run: the engine may hold them (its next word on them decides). */
     readonly answered = new Set<string>();
+    /** urn -> what the engine's state of it last held, as far as any run of this stack saw (the latest `holds`). */
+    readonly holds = new Map<string, { claim: Claim | null; at: number }>();
+    /** parent name -> grantKey -> the URNs whose latest held claim holds that grant. */
+    private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
     learn(line: Line, writer: string, run: string | undefined): void {
         switch (line.op) {
@@ -212,7 +221,24 @@ class Knowledge {
                 for (const i of line.items) this.answered.add(i);
                 if (run !== undefined && !line.carried) for (const i of line.items) setOf(this.inHand, run).add(i);
                 return;
+            case "holds": {
+                const was = this.holds.get(line.urn);
+                if (was && was.at > line.at) return;
+                if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(line.urn);
+                this.holds.set(line.urn, { claim: line.claim, at: line.at });
+                if (line.claim) {
+                    let grants = this.heldGrants.get(line.claim.parent);
+                    if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
+                    for (const g of line.claim.grants) setOf(grants, grantKey(g)).add(line.urn);
+                }
+                return;
+            }
         }
+    }
+
+    /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
+    heldBy(parent: string, key: string): Iterable<string> {
+        return this.heldGrants.get(parent)?.get(key) ?? [];
     }
 
     /** The open items of one grant on a parent. */
@@ -248,6 +274,21 @@ export interface RunCommand {
     partial?: boolean;
     /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
     refresh?: boolean;
+    /** The URNs (or patterns, `*` for any text) of `--target`, and of `--exclude`. */
+    targets?: string[];
+    excludes?: string[];
+}
+
+/**
+ * Whether the run leaves `urn` as the stack holds it: a `--target` run every resource it does not target (its
+ * dependents, with `--target-dependents`, are not told apart: left alone), an `--exclude` run those it excludes.
+ */
+function leftAlone(command: RunCommand, urn: string): boolean {
+    const matches = (patterns: string[]) => patterns.some((p) => p === urn ||
+        (p.includes("*") && new RegExp(`^${p.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`).test(urn)));
+    if (command.targets?.length) return !matches(command.targets);
+    if (command.excludes?.length) return matches(command.excludes);
+    return false;
 }
 
 /** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
@@ -288,6 +329,8 @@ export class Deployment {
     private cancels = 0;
     /** A preview-flagged operation came: this process serves a preview, whatever the command line says. */
     private sawPreview = false;
+    /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
+    private heldHere = false;
     private lines = 0;
 
     /**
@@ -380,6 +423,7 @@ export class Deployment {
     }
 
     private append(line: Line, durable = false): void {
+        if (line.op === "holds") this.heldHere = true;
         if (this.file) {
             try {
                 this.file.append(line, durable);
@@ -427,6 +471,9 @@ export class Deployment {
                         // That the operation was answered outlives its process: later runs leave it to their word.
                         const items = l.items.filter((i) => open.has(entryOf(i)));
                         if (items.length) this.append({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
+                    } else if (l.op === "holds") {
+                        // What the stack holds outlives every run: the latest of each resource is carried.
+                        if (this.known.holds.get(l.urn)?.at === l.at) this.append(l);
                     } else if (sameRun && (l.op === "declare" || l.op === "said")) {
                         this.append(l);
                     }
@@ -482,9 +529,36 @@ export class Deployment {
      * What the deployment declares on `parent`: each resource's current claim from Check, in every process of the
      * run. A resource being deleted counts only if the program still declares it (then it is its own replacement).
      */
-    private kept(parent: string): Kept {
+    private kept(parent: string, urn: string): Kept {
         this.gather();
-        return this.claims.kept(parent);
+        const run = this.claims.kept(parent);
+        // A resource the run has not Checked may stay in the stack, holding what its state held when last seen: a
+        // Delete then leaves that grant to it. It stays where the run leaves it alone (`--target` of others,
+        // `--exclude` of it), or may where this Delete comes before the run's Checks are done (a replacement deleted
+        // first, deleteBeforeReplace: the resources after it are Checked later, if the run goes on). A run that
+        // Checks every resource deletes the rest only after every Check, and a full `destroy` deletes them all:
+        // there a resource not Checked keeps nothing.
+        const midway = this.claims.has(urn);
+        return {
+            policy: run.policy,
+            declaredBy: (key) => run.declaredBy(key) ?? this.heldElsewhere(parent, key, urn, midway),
+        };
+    }
+
+    /** A resource other than `urn`, not Checked in this run, that stays in the stack holding grant `key` on `parent`. */
+    private heldElsewhere(parent: string, key: string, urn: string, midway: boolean): string | undefined {
+        for (const other of this.known.heldBy(parent, key)) {
+            if (other !== urn && !this.claims.has(other) && (midway || leftAlone(this.command, other))) return other;
+        }
+        return undefined;
+    }
+
+    /** What the engine's state of `urn` holds now, as this process learnt it: noted where it differs from what is known. */
+    private hold(urn: string, claim: Claim | null): void {
+        const was = this.known.holds.get(urn)?.claim ?? null;
+        const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
+        if (this.known.holds.has(urn) && text(was) === text(claim)) return;
+        this.append({ op: "holds", urn, claim, at: Date.now() });
     }
 
     /**
@@ -503,6 +577,7 @@ export class Deployment {
         // the Read's request carried the engine's word already. The Read may have been served by another process of
         // the run (an explicit provider's refresh and its Diff need not share one).
         const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)));
+        if (held && engineWord) this.hold(urn, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
@@ -621,7 +696,7 @@ export class Deployment {
             ...base,
             urn,
             named: (id) => (resourceId = id),
-            kept: (parent) => this.kept(parent),
+            kept: (parent) => this.kept(parent, urn),
             wrote: (parent, before, after, deadline) => this.wrote(urn, resourceId, parent, before, after, deadline),
         });
         this.running.add(work);
@@ -634,6 +709,7 @@ export class Deployment {
             // no longer records it (Ctrl-C twice): left to the next run's word.
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
             // saved nowhere: it answers nothing the engine keeps.
+            if (!op.preview && !(read && this.command.preview === true) && !this.stopping) this.hold(urn, drops ? null : claim ?? null);
             if (!op.preview && claim && !(read && this.command.preview === true)) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
@@ -770,8 +846,10 @@ export class Deployment {
         this.append({ op: "closed" });
         this.gather();
         const mine = thisProcess().id;
+        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry.
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
-            [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i)));
+            [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i))) ||
+            this.heldHere;
         const file = this.file;
         if (!file) return; // the closing line could not be written: the folder was given up
         const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));

@@ -28,9 +28,15 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
     if (command === undefined) return {};
     const rest = args.slice(args.indexOf(command) + 1);
     const flag = (...names: string[]) => rest.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
+    // Each value of a flag that takes one, given as `--flag value` or `--flag=value`.
+    const values = (...names: string[]) => rest.flatMap((a, i) => names.flatMap((n) =>
+        a === n && i + 1 < rest.length ? [rest[i + 1]] : a.startsWith(`${n}=`) ? [a.slice(n.length + 1)] : []));
+    const targets = values("--target", "-t");
+    const excludes = values("--exclude");
     const partial = flag("--target", "-t", "--exclude");
     const refresh = command === "refresh" || flag("--refresh", "-r");
-    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh };
+    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh,
+        ...(targets.length ? { targets } : {}), ...(excludes.length ? { excludes } : {}) };
 }
 
 /** The command line of process `pid`, where this platform lets a process read it; undefined elsewhere. */

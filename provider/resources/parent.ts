@@ -70,7 +70,7 @@ export function keptGrants(ctx: ResourceContext, parent: string) {
             if (left.size === 0) return;
             const lines = [...left.values()].map(({ grant, by }) => `  ${describeGrant(grant)}: declared by ${declaredBy(ctx, by)}`);
             ctx.warn(`deleted, but left ${left.size === 1 ? "a grant" : `${left.size} grants`} on ${parent} in place, because ` +
-                `the deployment still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
+                `the stack still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
         },
     };
 }

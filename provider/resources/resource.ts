@@ -26,7 +26,10 @@ export interface Claim {
     condition?: Condition;
 }
 
-/** What the rest of the deployment still declares on a parent, for a Delete. */
+/**
+ * What the rest of the stack still declares on a parent, for a Delete: what the run's other resources declare, and,
+ * where the run does not Check every resource it keeps, what their state held when last seen (deployment/).
+ */
 export interface Kept {
     /** The resource (URN) that declares the whole policy, if any. */
     policy?: string;

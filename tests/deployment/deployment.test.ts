@@ -482,7 +482,7 @@ describe("one deployment, one truth", function () {
         expect(engine.messages.join("\n")).not.to.contain(PUT_BACK);
     }));
 
-    it("a Delete that runs before a later resource's Check (deleteBeforeReplace) does not lose that resource's grant", () => machine(async (stack, engine) => {
+    it("a Delete that runs before a later resource's Check (deleteBeforeReplace) leaves that resource's grant in place", () => machine(async (stack, engine) => {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
         expect(await stack.plugin.stop()).to.equal(0);
@@ -493,10 +493,69 @@ describe("one deployment, one truth", function () {
         await stack.plugin.create(MEMBER, member("h"), false, "a");
         await stack.plugin.check(MEMBER, member("g"), {}, "b");
         const d = await stack.plugin.diff(MEMBER, b.id, b.properties, member("g"), "b");
-        expect(d.changes, "B's Diff asks for the update that puts its grant back").to.equal(2);
-        await stack.plugin.update(MEMBER, b.id, b.properties, member("g"), false, "b");
+        expect(d.changes, "B's grant is where its state says").to.equal(1);
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(engine.warningsOn("a").join("\n"), "A's Delete says why it leaves the grant").to.contain("ServiceIamMember::b");
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("g"), grant("h")]);
+    }));
+
+    it("a deleteBeforeReplace run cut off right after the Delete (Ctrl-C once, or the new Create failing): the grant the next resource declares is still in IAM, and nothing is said", () => machine(async (stack, engine) => {
+        const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
+        const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("h"), {}, "a");
+        await stack.plugin.delete(MEMBER, a.id, a.properties, "a");
+        await stack.plugin.empty("cancel"); // Ctrl-C once: the engine stops before B's Check
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "B's grant survives the cut-off run").to.deep.equal([grant("g")]);
+        // The next `pulumi up`: B's Diff sees its grant where its state says; A is created.
+        engine.logs.length = 0;
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("h"), {}, "a");
+        await stack.plugin.create(MEMBER, member("h"), false, "a");
+        await stack.plugin.check(MEMBER, member("g"), {}, "b");
+        expect((await stack.plugin.diff(MEMBER, b.id, b.properties, member("g"), "b")).changes).to.equal(1);
         expect(await stack.plugin.stop()).to.equal(0);
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("g"), grant("h")]);
+        expect(engine.messages.join("\n")).not.to.contain("crash journal");
+    }));
+
+    it("`pulumi destroy --target` of one of two Members of one grant leaves the grant to the other; a full `destroy` of both removes it", () => machine(async (stack, engine, home) => {
+        const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
+        const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // No Check at all in a destroy: only the stack's record of B's state can tell that B still holds the grant.
+        await engine.nextRun();
+        const targeted = await pluginOf(stack, engine, home, underCli(["destroy", "--target", `urn:pulumi:dev::proj::${MEMBER}::a`, "--yes"]));
+        await targeted.delete(MEMBER, a.id, a.properties, "a");
+        expect(await targeted.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "B's grant stays").to.deep.equal([grant("g")]);
+        expect(engine.warningsOn("a").join("\n")).to.contain("left a grant").and.contain("ServiceIamMember::b");
+        // The same with `--exclude` of B, from a later state of the stack: A back, then the destroy excluding B.
+        await engine.nextRun();
+        const again = await pluginOf(stack, engine, home);
+        const a2 = await again.create(MEMBER, member("g"), false, "a");
+        expect(await again.stop()).to.equal(0);
+        await engine.nextRun();
+        const excluding = await pluginOf(stack, engine, home, underCli(["destroy", "--exclude", `urn:pulumi:dev::proj::${MEMBER}::b`, "--yes"]));
+        await excluding.delete(MEMBER, a2.id, a2.properties, "a");
+        expect(await excluding.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("g")]);
+        // `pulumi destroy` of the whole stack (both Deletes at once): the grant goes.
+        await engine.nextRun();
+        const a3 = await (async () => {
+            const p = await pluginOf(stack, engine, home);
+            const r = await p.create(MEMBER, member("g"), false, "a");
+            expect(await p.stop()).to.equal(0);
+            return r;
+        })();
+        await engine.nextRun();
+        const all = await pluginOf(stack, engine, home, underCli(["destroy", "--yes"]));
+        await Promise.all([all.delete(MEMBER, a3.id, a3.properties, "a"), all.delete(MEMBER, b.id, b.properties, "b")]);
+        expect(await all.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([]);
+        expect(engine.messages.join("\n")).not.to.contain("crash journal");
     }));
 
     it("an import counts: a grant written before a crash, then `pulumi import`, then `destroy --target` of another: nothing removed or said", () => machine(async (stack, engine) => {
