@@ -26,7 +26,9 @@
 // an addition in a run that does not send every resource, `--target`/`--exclude`). A run in which every operation
 // was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed by a warning.
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
-// and resources that fight over a grant are told so, whichever process serves them.
+// and resources that fight over a grant are told so, whichever process serves them; and, across runs, what each
+// resource's state held when last seen, so a Delete keeps what a resource the run has not Checked, and that stays in
+// the stack, holds (see `kept`).
 
 import * as fs from "fs";
 import * as os from "os";
