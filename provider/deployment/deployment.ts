@@ -18,7 +18,8 @@
 //     its Reads' answers nor the Diffs and preview Updates that carry them count;
 //   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
 //     `-` grant back.
-// An item the engine's state disagrees with is resolved by the program, never by a guess: Diff asks for an update
+// An item the engine's state disagrees with (its writer no longer running: a live writer's write is under way, as a
+// `pulumi up` beside a preview) is resolved by the program, never by a guess: Diff asks for an update
 // when the resource's Update would set that grant as the program declares (a Binding or Policy owns its role or
 // policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
 // every run until it is settled, with the command that resolves it — except an answered operation's items, which
@@ -578,6 +579,7 @@ export class Deployment {
         // A Diff after a Read of the resource (`--refresh`) carries the Read's answer, which a preview never saves:
         // the Read's request carried the engine's word already. The Read may have been served by another process of
         // the run (an explicit provider's refresh and its Diff need not share one).
+        let live: Set<string> | undefined;
         const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)));
         if (held && engineWord) this.hold(urn, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
@@ -590,6 +592,9 @@ export class Deployment {
                 continue;
             }
             if (!declared || !covers(declared, item.grant)) continue;
+            // A write whose process still runs is under way (a live `pulumi up` beside this preview), not cut off:
+            // its own run records it.
+            if (writerOf(item.entry) !== thisProcess().id && (live ??= this.livePeers()).has(writerOf(item.entry))) continue;
             const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal the program agrees with: the state still lists it, so the Diff shows the change anyway.
             if (item.sign === "-" && !wanted) continue;

@@ -613,6 +613,38 @@ describe("one deployment, one truth", function () {
         expect(m.id).to.be.a("string");
     }));
 
+    it("a `pulumi preview` beside a live `pulumi up` whose Binding update has landed, its answer on the way: the preview's Diff sees no crash, asks for nothing, says nothing", () => machine(async (stack, engine, home) => {
+        const inputs = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
+        const b = await stack.plugin.create(BINDING, inputs, false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // The up: the program now lists x too; its write lands, Google's answer is slow.
+        await engine.nextRun();
+        const up = await pluginOf(stack, engine, home);
+        const wider = { ...inputs, members: ["user:a@example.com", "user:x@example.com"] };
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 3000 } });
+        const updating = up.update(BINDING, b.id, b.properties, wider, false, "b").then(() => undefined, (e: unknown) => e);
+        expect(await until(() => listGrants(stack.emu.getPolicy(PARENT)).length === 2), "the write landed").to.equal(true);
+        // Meanwhile `pulumi preview` of the same program (another engine run), from the state before the update.
+        const previewEngine = await startEngine();
+        try {
+            const preview = await pluginOf(stack, previewEngine, home, underCli(["preview"]));
+            await preview.check(BINDING, wider, {}, "b");
+            const d = await preview.diff(BINDING, b.id, b.properties, wider, "b");
+            expect(d.changes, "the preview shows the update the program asks for, no more").to.equal(2);
+            // With the program as before (a second checkout, reverted): the live write is no crash to correct.
+            await preview.check(BINDING, inputs, {}, "b");
+            expect((await preview.diff(BINDING, b.id, b.properties, inputs, "b")).changes).to.equal(1);
+            expect(await preview.stop()).to.equal(0);
+            expect(previewEngine.messages.join("\n"), "the preview says nothing of the live up's write").to.equal("");
+        } finally {
+            previewEngine.close();
+        }
+        expect(await updating).to.equal(undefined);
+        expect(await up.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("a"), grant("x")]);
+        expect(engine.messages.join("\n")).not.to.contain("crash journal");
+    }));
+
     it("a dead process's grant carried over by an explicit provider's process is named though both of the next run's processes end at once", () => machine(async (stack, engine, home) => {
         const provider = (name: string) => `urn:pulumi:dev::proj::pulumi:providers:cloud::${name}`;
         const start = async (name: string) => {
