@@ -51,7 +51,8 @@ async function main(): Promise<number> {
         `${count("not converged")} not converged, ${count("the last")} failed recoveries, ` +
         `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
         `${count("the command a note gives failed")} failed note commands; ` +
-        `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${bad.length} trials with a problem\n`);
+        `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
+        `${bad.length} trials with a problem\n`);
     return bad.length ? 1 : 0;
 }
 
