@@ -19,7 +19,7 @@ import type {
     AuthorizedUserFile, Behavior, Emulator, EmulatorOptions, FaultKind, FaultSettings, IssueTokenOptions, ManagedService,
     Policy, RequestRecord, ServiceAccountKey,
 } from "./types";
-import { DEFAULTS, FAULT_KINDS } from "./types";
+import { DEFAULT_FAULT_KINDS, DEFAULTS, FAULT_KINDS } from "./types";
 
 const JSON_TYPE = "application/json; charset=UTF-8";
 const MAX_BODY = 1 << 20;
@@ -102,6 +102,8 @@ interface Ctx {
     /** The X-Goog-User-Project header, as sent: recorded as is, and the rate quota's consumer when not empty. */
     userProject?: string;
     record?: RequestRecord;
+    /** A `lost` fault: the request is carried out, its answer never sent. */
+    loseAnswer?: boolean;
 }
 
 export class EmulatorServer implements Emulator {
@@ -118,7 +120,7 @@ export class EmulatorServer implements Emulator {
     private readonly store: Store;
     private tokens!: TokenAuthority;
     private faultRate: number = DEFAULTS.faultRate;
-    private faultKinds: FaultKind[] = [...FAULT_KINDS];
+    private faultKinds: FaultKind[] = [...DEFAULT_FAULT_KINDS];
     private slowAnswers?: { verb: string; count: number; delayMs: number };
     private latencyMs: number = DEFAULTS.latencyMs;
     private minLatencyMs = 0;
@@ -208,7 +210,7 @@ export class EmulatorServer implements Emulator {
         }
         const kinds = faults.kinds ?? this.faultKinds;
         if (kinds.length === 0 || !kinds.every((k) => FAULT_KINDS.includes(k))) {
-            throw new RangeError(`fault kinds must be some of 429, 503, reset, got ${JSON.stringify(kinds)}`);
+            throw new RangeError(`fault kinds must be some of ${FAULT_KINDS.join(", ")}, got ${JSON.stringify(kinds)}`);
         }
         if (faults.slowAnswers !== undefined) {
             const { verb, count, delayMs } = faults.slowAnswers;
@@ -387,8 +389,8 @@ export class EmulatorServer implements Emulator {
 
     private dispatch(ctx: Ctx): void {
         try {
-            if (ctx.serviceManagement && this.faultRate > 0 && Math.random() < this.faultRate) this.fault(ctx);
-            else if (ctx.path.startsWith("/v1/")) this.api(ctx);
+            if (ctx.serviceManagement && this.faultRate > 0 && Math.random() < this.faultRate && this.fault(ctx)) return;
+            if (ctx.path.startsWith("/v1/")) this.api(ctx);
             else if (ctx.path === "/token") this.tokenEndpoint(ctx);
             else if (ctx.path.startsWith("/__emulator/")) this.admin(ctx);
             else this.frontEndNotFound(ctx);
@@ -419,6 +421,7 @@ export class EmulatorServer implements Emulator {
 
     private answer(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
         if (ctx.res.destroyed) return;
+        if (ctx.loseAnswer) return void ctx.req.socket.destroy();
         ctx.res.writeHead(status, { "Content-Type": JSON_TYPE, ...headers, "Content-Length": Buffer.byteLength(body) });
         ctx.res.end(body);
     }
@@ -454,7 +457,8 @@ export class EmulatorServer implements Emulator {
      * answers. The 429 is not the rate quota's refusal (quota.ts): it names no limit (no quota_limit_value in
      * its ErrorInfo, which is how a client tells it is worth retrying at once) and says so with Retry-After: 0.
      */
-    private fault(ctx: Ctx): void {
+    /** Injects one fault: true when it ends the request, false when the request goes on (`lost`: its answer will not). */
+    private fault(ctx: Ctx): boolean {
         switch (this.faultKinds[randomInt(this.faultKinds.length)]) {
             case "429":
                 throw new ApiError(429, "RESOURCE_EXHAUSTED",
@@ -464,8 +468,12 @@ export class EmulatorServer implements Emulator {
                     { "Retry-After": "0" });
             case "503":
                 throw new ApiError(503, "UNAVAILABLE", "The service is currently unavailable.");
+            case "lost":
+                ctx.loseAnswer = true;
+                return false;
             default:
                 ctx.req.socket.destroy();
+                return true;
         }
     }
 

@@ -127,7 +127,7 @@ export interface FaultSettings {
     latencyMs?: number;
     /** Lower bound of that delay (default 0): equal to latencyMs for a fixed delay, as coalescing tests need. */
     minLatencyMs?: number;
-    /** Which faults to inject, chosen at random among them (default: all three). */
+    /** Which faults to inject, chosen at random among them (default: DEFAULT_FAULT_KINDS). */
     kinds?: FaultKind[];
     /**
      * The next `count` answers to `verb` requests (e.g. getIamPolicy) are held `delayMs` after the request was
@@ -136,8 +136,14 @@ export interface FaultSettings {
     slowAnswers?: { verb: string; count: number; delayMs: number };
 }
 
-export const FAULT_KINDS = ["429", "503", "reset"] as const;
+/**
+ * `reset`: the connection is closed before the request is carried out; `lost`: the request is carried out (a write
+ * applied) and its answer never sent, the connection closed instead — as a timeout or a reset after Google acted.
+ */
+export const FAULT_KINDS = ["429", "503", "reset", "lost"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The kinds a fault rate draws from unless told: those after which nothing was done. */
+export const DEFAULT_FAULT_KINDS: readonly FaultKind[] = ["429", "503", "reset"];
 
 export interface ManagedService {
     serviceName: string;

@@ -116,6 +116,20 @@ describe("emulator: operations", function () {
             expect((await call("POST", `${emu.origin}/__emulator/faults`, { body: { rate: 2 } })).status).to.equal(400);
         });
 
+        it("a `lost` fault carries the request out and closes the connection instead of answering: a write applied, its answer never seen", async () => {
+            emu.setFaults({ rate: 1, kinds: ["lost"] });
+            try {
+                const r = await call("POST", `${emu.url}services/${SERVICE}:setIamPolicy`, {
+                    token: TOKEN, body: { policy: { bindings: [{ role: "roles/viewer", members: ["user:lost@example.com"] }] } },
+                });
+                expect(r.reset, "no answer came").to.equal(true);
+            } finally {
+                emu.setFaults({ rate: 0, kinds: ["429", "503", "reset"] });
+            }
+            expect(emu.getPolicy(`services/${SERVICE}`).bindings).to.deep.equal([{ role: "roles/viewer", members: ["user:lost@example.com"] }]);
+            expect(() => emu.setFaults({ kinds: ["timeout" as never] })).to.throw(RangeError, "429, 503, reset, lost");
+        });
+
         it("delays API requests by up to latencyMs", async () => {
             emu.setFaults({ latencyMs: 150 });
             const start = Date.now();
