@@ -421,7 +421,10 @@ export class EmulatorServer implements Emulator {
 
     private answer(ctx: Ctx, status: number, body: string, headers?: OutgoingHttpHeaders): void {
         if (ctx.res.destroyed) return;
-        if (ctx.loseAnswer) return void ctx.req.socket.destroy();
+        if (ctx.loseAnswer) {
+            if (ctx.record) ctx.record.status = 0;
+            return void ctx.req.socket.destroy();
+        }
         ctx.res.writeHead(status, { "Content-Type": JSON_TYPE, ...headers, "Content-Length": Buffer.byteLength(body) });
         ctx.res.end(body);
     }

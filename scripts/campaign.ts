@@ -45,15 +45,25 @@ async function main(): Promise<number> {
     const bad = results.filter((r) => r.problems.length > 0);
     const count = (what: string) => results.reduce((n, r) => n + r.problems.filter((p) => p.startsWith(what)).length, 0);
     const byFault = [...new Set(results.map((r) => r.fault))].map((f) => `${f}: ${results.filter((r) => r.fault === f).length}`).join(", ");
-    const byOperation = ["preview --refresh", "refresh --preview-only", "up --target"].map((o) => `${o}: ${results.filter((r) => r.operations.includes(o)).length}`).join(", ");
+    const byOperation = [...new Set(results.flatMap((r) => r.operations))].sort()
+        .map((o) => `${o}: ${results.filter((r) => r.operations.includes(o)).length}`).join(", ");
     process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted; ${byOperation}): ` +
         `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
-        `${count("not converged")} not converged, ${count("the last")} failed recoveries, ` +
+        `${count("not converged")} not converged, ${count("the last")} failed recoveries, ${count("false alarm")} false alarms, ` +
         `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
         `${count("the command a note gives failed")} failed note commands; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
+        `Google's answers during the struck commands: ${answered(results)}; ` +
         `${bad.length} trials with a problem\n`);
     return bad.length ? 1 : 0;
+}
+
+/** Google's answers other than 200 over every trial, by status ("0" a reset or a lost answer). */
+function answered(results: TrialResult[]): string {
+    const total: Record<string, number> = {};
+    for (const r of results) for (const [status, n] of Object.entries(r.answers)) total[status] = (total[status] ?? 0) + n;
+    const text = Object.entries(total).map(([status, n]) => `${status === "0" ? "reset or lost" : status} ×${n}`).join(", ");
+    return text || "none";
 }
 
 main().then((code) => (process.exitCode = code), (e: unknown) => {

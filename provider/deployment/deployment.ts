@@ -786,11 +786,14 @@ export class Deployment {
         const said = this.known.said.get(this.run) ?? new Set<string>();
         const inHand = this.known.inHand.get(this.run) ?? new Set<string>();
         const live = this.livePeers();
-        // A provider another process of this run serves, and that has yet to end, is that process's to check and say.
-        const servedElsewhere = new Set(this.runPeers().filter((p) => !closedIn(p) && p.writer && live.has(p.writer.id))
-            .flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
+        // What was written through a provider another process of this run serves is that process's to check and say,
+        // at its end (it reads every file of the folder, so it sees all this one does); one that ended already had
+        // its say. Only where no process of the run serves that provider is it said here, unchecked — never as the
+        // run starts, when the process that would check it may not have started yet.
+        const servedElsewhere = new Set(this.runPeers().flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
+        const mine = (i: Item) => providerKey(i.entry.provider) === this.providerId;
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) &&
-            !live.has(writerOf(i.entry)) && (providerKey(i.entry.provider) === this.providerId || !servedElsewhere.has(providerKey(i.entry.provider))) &&
+            !live.has(writerOf(i.entry)) && (mine(i) || (!early && !servedElsewhere.has(providerKey(i.entry.provider)))) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
             // unless this run could not have given that word (see `unsaidAnswered`).

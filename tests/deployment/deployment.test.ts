@@ -645,6 +645,23 @@ describe("one deployment, one truth", function () {
         expect(engine.messages.join("\n")).not.to.contain("crash journal");
     }));
 
+    it("what the default provider's process left is checked by the next run's default provider process: an explicit provider's process that starts first never names it unchecked", () => machine(async (stack, engine, home) => {
+        await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("gone"), false, "gone"));
+        stack.emu.setPolicy(PARENT, { bindings: [] }); // removed by hand since: nothing to name
+        await engine.nextRun();
+        const explicit = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+        await explicit.configure(undefined, stack.vars(), "urn:pulumi:dev::proj::pulumi:providers:cloud::prov");
+        await explicit.check(MEMBER, member("x"), {}, "x");
+        await explicit.create(MEMBER, member("x"), false, "x");
+        const byDefault = await pluginOf(stack, engine, home);
+        await byDefault.check(MEMBER, member("y"), {}, "y");
+        await byDefault.create(MEMBER, member("y"), false, "y");
+        expect(await explicit.stop()).to.equal(0);
+        expect(await byDefault.stop()).to.equal(0);
+        expect(engine.messages.join("\n"), "nothing said of a grant that is gone").not.to.contain("gone@example.com");
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("x"), grant("y")]);
+    }));
+
     it("a dead process's grant carried over by an explicit provider's process is named though both of the next run's processes end at once", () => machine(async (stack, engine, home) => {
         const provider = (name: string) => `urn:pulumi:dev::proj::pulumi:providers:cloud::${name}`;
         const start = async (name: string) => {

@@ -27,7 +27,7 @@ describe("e2e: randomized fault campaign (real CLI and YAML host)", function () 
     // One seed, CAMPAIGN_SEED or a fixed one (the faults' timing still varies from run to run); `npm run campaign`
     // explores new seeds at length.
     const seed = Number(process.env.CAMPAIGN_SEED ?? 457283);
-    it(`4 trials of seed ${seed}: no declared grant lost, nothing foreign removed, nothing left unnamed, every trial converged`, async () => {
+    it(`4 trials of seed ${seed}: no declared grant lost, nothing foreign removed, nothing left unnamed, no false alarm, every trial converged`, async () => {
         const results: TrialResult[] = [];
         for (let i = 0; i < 4; i++) results.push(await trial({ sb, emu, token, say: (l) => process.stdout.write(`      ${l}\n`) }, seed, i));
         const problems = results.flatMap((r) => r.problems.map((p) => `seed ${r.seed} trial ${r.trial} (${r.fault}): ${p}`));

@@ -1,19 +1,24 @@
 // A randomized fault campaign through the real CLI and YAML host, as Jepsen and FoundationDB test: each trial is a
 // random program (Members and Bindings of a service and of a consumer, a Policy of another consumer, through the
-// default provider and an explicit one), brought up, changed, and brought up again while a fault strikes at a random
-// moment — kill -9 of a plugin or of the CLI, Ctrl-C once or twice to the CLI's process group — often while a write
-// has landed and its answer is held. The user then recovers as Pulumi tells them to (`pulumi cancel` for a lock,
-// `pulumi refresh --clear-pending-creates`, `pulumi up`), sometimes with the program reverted, and runs what users
-// run around a crash: `pulumi preview --refresh` (as CI does on every change), `pulumi refresh --preview-only`, and
-// `pulumi up --target` of one resource, each drawn (a snapshot Pulumi then refuses to read, its engine's own bug
-// after a `--target` run, is repaired with `pulumi state repair`, as its error recommends). After every trial:
+// default provider and an explicit one; some Members `deleteBeforeReplace`, some declaring one grant twice), brought
+// up, then a command — `pulumi up` of a changed program, or `pulumi destroy`, or `pulumi refresh` — struck at a random
+// moment by kill -9 of a plugin or of the CLI, or Ctrl-C once or twice to the CLI's process group, often while a write
+// has landed and its answer is held; while Google's side may answer 429s, 503s, resets, or lose the answer of a write
+// it applied, and a writer outside Pulumi may change the same policies (our writes then meet 409s). The user then
+// recovers as Pulumi tells them to (`pulumi cancel` for a lock, `pulumi refresh --clear-pending-creates`, `pulumi
+// up`), sometimes with the program reverted, and runs what users run around a crash: `pulumi preview --refresh` (as CI
+// does on every change), `pulumi refresh --preview-only`, `pulumi up --target` and `pulumi destroy --target` of one
+// resource, each drawn (a snapshot Pulumi then refuses to read, its engine's own bug after a `--target` run, is
+// repaired with `pulumi state repair`, as its error recommends). After every trial:
 //   - converged: `pulumi preview --expect-no-changes` passes;
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
 //   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`;
-//   - no warning survives its command: the user runs the `pulumi import` each note gives, then `pulumi up` (which
-//     removes what the program does not declare); the next `pulumi up` names nothing, and IAM holds exactly what the
-//     program declares (and the foreign grants).
+//   - no false alarm: each grant the last `pulumi up` names is as its note says — in IAM and in no state
+//     (`pulumi stack export`), or gone from IAM while a state holds it;
+//   - no warning survives its command: the user runs the `pulumi import` each note gives (sometimes its
+//     `--preview-only` first), then `pulumi up` (which removes what the program does not declare); the next `pulumi
+//     up` names nothing, and IAM holds exactly what the program declares (and the foreign grants).
 // Seeded and replayable (the faults' timing is the machine's): `npm run campaign -- --seed S --trials N`.
 
 import * as fs from "fs";
@@ -51,6 +56,8 @@ interface Res {
     parent: "service" | "consumer" | "policyConsumer";
     explicit: boolean;
     members: string[];
+    /** The resource option `deleteBeforeReplace` (a Member's replacement then deletes its old self first). */
+    deleteFirst?: boolean;
 }
 
 interface Program {
@@ -73,6 +80,8 @@ export interface TrialResult {
     leftovers: number;
     /** Pulumi's snapshot integrity errors met, each repaired with `pulumi state repair` as its message recommends. */
     repairs: number;
+    /** Google's answers other than 200 during the struck command, by HTTP status (0: reset, or answer lost). */
+    answers: Record<string, number>;
     seconds: number;
 }
 
@@ -132,7 +141,7 @@ function declared(ps: Parents, p: Program): Set<string> {
 function yamlOf(ps: Parents, p: Program, endpoint: string, token: string): string {
     const parts = [yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token })];
     for (const res of p.resources) {
-        const options = res.explicit ? "      provider: ${prov}\n" : "";
+        const options = `${res.explicit ? "      provider: ${prov}\n" : ""}${res.deleteFirst ? "      deleteBeforeReplace: true\n" : ""}`;
         const where: Record<string, string> = res.parent === "service" ? { serviceName: ps.service }
             : { serviceName: ps.service, consumerProject: res.parent === "consumer" ? ps.consumer : ps.policyConsumer };
         const prefix = res.parent === "service" ? "Service" : "Consumers";
@@ -189,21 +198,49 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         ...(r() < 0.2 ? ["refresh --preview-only"] : []),
         ...(r() < 0.3 ? ["up --target"] : []),
     ];
+    // Drawn after the above, so a seed's programs and faults stay what they were before these were added.
+    const roll = r();
+    const struck: "up" | "destroy" | "refresh" = roll < 0.7 ? "up" : roll < 0.85 ? "destroy" : "refresh";
+    // Google's side, while the struck command runs: 429s, 503s, resets, answers lost after the write was applied;
+    // and a writer outside Pulumi changing the same policies (every write of ours on a stale etag gets a 409).
+    const googleKinds = (["429", "503", "reset", "lost"] as const).filter(() => r() < 0.5);
+    const googleRate = googleKinds.length && r() < 0.6 ? 0.04 + r() * 0.1 : 0;
+    const otherWriter = r() < 0.35;
+    for (const res of b.resources) if (res.kind === "member" && r() < 0.25) res.deleteFirst = true;
+    for (const res of a.resources) res.deleteFirst = b.resources.find((x) => x.name === res.name)?.deleteFirst;
+    if (r() < 0.2) operations.push("destroy --target");
+    const importPreviewFirst = r() < 0.4;
+    if (struck !== "up") operations.push(`struck ${struck}`);
+    if (googleRate) operations.push(...googleKinds.map((k) => `Google ${k}`));
+    if (otherWriter) operations.push("another writer (409)");
+    if ([a, b].some((p) => p.resources.some((x) => x.deleteFirst))) operations.push("deleteBeforeReplace");
+    if ([a, b].some(sharesGrant)) operations.push("two Members of one grant");
 
     write(a);
     await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
 
-    write(b);
-    emu.setFaults({ latencyMs: latency, minLatencyMs: latency });
+    if (struck === "up") write(b);
+    emu.setFaults({ latencyMs: latency, minLatencyMs: latency, ...(googleRate ? { rate: googleRate, kinds: [...googleKinds] } : {}) });
+    const writerGrants: string[] = [];
+    const writer = otherWriter ? setInterval(() => {
+        // A grant outside Pulumi's, added with the emulator's own hand: the policy's etag moves under our writes.
+        const which = writerGrants.length % 2 === 0 ? "service" : "consumer";
+        const member = `user:writer${writerGrants.length}@example.com`;
+        const policy = emu.getPolicy(parentName(ps, which));
+        emu.setPolicy(parentName(ps, which), { ...policy, bindings: [...(policy.bindings ?? []), { role: "roles/viewer", members: [member] }] });
+        writerGrants.push(`${parentName(ps, which)} roles/viewer ${member}`);
+    }, int(r, 40, 200)) : undefined;
     // setIamPolicy calls since the second up began, counted as the emulator's request log grows.
     let seenUpTo = emu.requests.length;
+    const struckFrom = seenUpTo;
     let written = 0;
     const writes = () => {
         if (emu.requests.length < seenUpTo) seenUpTo = 0; // the log was trimmed
         for (; seenUpTo < emu.requests.length; seenUpTo++) if (emu.requests[seenUpTo].path.endsWith(":setIamPolicy")) written++;
         return written;
     };
-    const cli = spawn(path.join(sb.bin, "pulumi"), ["up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
+    const command = struck === "up" ? ["up"] : struck === "destroy" ? ["destroy"] : ["refresh"];
+    const cli = spawn(path.join(sb.bin, "pulumi"), [...command, "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
         { cwd: dir, env: sb.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     cli.stdout!.on("data", (d: Buffer) => (out += d.toString()));
@@ -223,12 +260,16 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     await Promise.race([exited, sleep(60_000)]);
     if (!done) cli.kill("SIGKILL");
     sb.transcript.push(out);
+    // What Google's side answered during the struck command, beyond 200s (0: a connection reset, or an answer lost).
+    const answers: Record<string, number> = {};
+    for (const req of emu.requests.slice(struckFrom)) if (req.status !== 200) answers[req.status] = (answers[req.status] ?? 0) + 1;
     // The plugins end by themselves once their engine is gone.
     const waitStart = Date.now();
     for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
     const lingered = pidsWith(sb.pluginDir).length;
     if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
-    emu.setFaults({ latencyMs: 0, minLatencyMs: 0, slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
+    if (writer) clearInterval(writer);
+    emu.setFaults({ latencyMs: 0, minLatencyMs: 0, rate: 0, kinds: ["429", "503", "reset"], slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
     // Recovery, as a user does it.
     const final = reverted ? a : b;
@@ -263,6 +304,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         const res = pick(r, final.resources);
         await tryRun(["up", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
     }
+    if (operations.includes("destroy --target") && final.resources.length) {
+        const res = pick(r, final.resources);
+        await tryRun(["destroy", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
+    }
     const last = await tryRun(["up", "--yes", "--skip-preview"]);
 
     const problems: string[] = [];
@@ -278,7 +323,18 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const which of ["service", "consumer"] as const) {
         if (!inIam.has(`${parentName(ps, which)} ${FOREIGN}`)) problems.push(`foreign removed: ${FOREIGN} on ${parentName(ps, which)}`);
     }
-    const leftovers = [...inIam].filter((g) => !want.has(g) && !g.endsWith(FOREIGN));
+    for (const g of writerGrants) if (!inIam.has(g)) problems.push(`foreign removed: ${g}, added by another writer during the struck command`);
+    const foreign = (g: string) => g.endsWith(FOREIGN) || writerGrants.includes(g);
+    const leftovers = [...inIam].filter((g) => !want.has(g) && !foreign(g));
+    // No false alarm: each grant the last `up` names is, as it ends, what the note says — in IAM and in no state
+    // (written for a resource Pulumi did not record), or gone from IAM while a state holds it.
+    const held = await heldByState(sb, dir);
+    for (const note of notesOf(last.stdout)) {
+        const key = `${note.parent} ${note.grant}`;
+        const wrong = note.sign === "+" ? (!inIam.has(key) ? "not in IAM" : held.has(key) ? "held by a resource's state" : "")
+            : (inIam.has(key) ? "in IAM" : !held.has(key) ? "held by no state" : "");
+        if (wrong) problems.push(`false alarm: the last \`pulumi up\` says ${note.grant} on ${note.parent} ${note.sign === "+" ? "is in no state" : "was removed"}, but it is ${wrong}`);
+    }
     for (const g of leftovers) {
         const [, role, member] = g.split(" ");
         if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
@@ -286,6 +342,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // Each note's command, run as the user would; then `pulumi up`; then the next `pulumi up` must say nothing.
     if (problems.length === 0) {
         for (const m of last.stdout.matchAll(/`pulumi import --protect=false (\S+) (\S+) '([^']+)'`/g)) {
+            // A user who looks first: the preview of the import records nothing, and changes nothing of what follows.
+            if (importPreviewFirst) {
+                if (!operations.includes("import --preview-only")) operations.push("import --preview-only");
+                await tryRun(["import", "--yes", "--preview-only", "--protect=false", m[1], m[2], m[3]]);
+            }
             const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
         }
@@ -296,10 +357,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         for (const which of ["service", "consumer", "policyConsumer"] as const) {
             for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) after.add(`${parentName(ps, which)} ${g}`);
         }
-        for (const g of after) if (!want.has(g) && !g.endsWith(FOREIGN)) problems.push(`left after the notes' commands: ${g}`);
+        for (const g of after) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
         for (const g of want) if (!after.has(g)) problems.push(`lost after the notes' commands: ${g}`);
     }
-    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, seconds: (Date.now() - started) / 1000 };
+    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, answers, seconds: (Date.now() - started) / 1000 };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
         `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}, ${result.seconds.toFixed(1)} s`);
@@ -320,6 +381,42 @@ function failure(res: RunResult): string {
     const text = res.stdout + res.stderr;
     const at = text.search(/^\s*(panic|error): /m);
     return at >= 0 ? text.slice(at, at + 1500) : text.slice(-600);
+}
+
+/** Whether two Members of a program declare one grant. */
+function sharesGrant(p: Program): boolean {
+    const grants = p.resources.filter((x) => x.kind === "member").map((x) => `${x.parent} ${x.members[0]}`);
+    return new Set(grants).size < grants.length;
+}
+
+/** The crash journal's notes in what a command printed: each grant, its parent, and whether it was added or removed. */
+function notesOf(output: string): { sign: "+" | "-"; grant: string; parent: string }[] {
+    const out: { sign: "+" | "-"; grant: string; parent: string }[] = [];
+    for (const m of output.matchAll(/- (\S+ \S+) on (services\/\S+) was written for /g)) out.push({ sign: "+", grant: m[1], parent: m[2] });
+    for (const m of output.matchAll(/- (\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.push({ sign: "-", grant: m[1], parent: m[2] });
+    return out;
+}
+
+/** Every grant the stack's state holds (`pulumi stack export`), as `parent role member`. */
+async function heldByState(sb: PulumiSandbox, dir: string): Promise<Set<string>> {
+    const exported = await sb.tryPulumi(["stack", "export"], dir);
+    const out = new Set<string>();
+    if (exported.code !== 0) return out;
+    type State = { type: string; outputs?: Record<string, unknown>; delete?: boolean };
+    const resources = (JSON.parse(exported.stdout) as { deployment?: { resources?: State[] } }).deployment?.resources ?? [];
+    for (const res of resources) {
+        const o = res.outputs ?? {};
+        if (!res.type.startsWith("cloud:endpoints/") || typeof o.serviceName !== "string") continue;
+        const parent = `services/${o.serviceName}${typeof o.consumerProject === "string" ? `/consumers/${o.consumerProject}` : ""}`;
+        if (typeof o.member === "string") out.add(`${parent} ${String(o.role)} ${o.member}`);
+        if (Array.isArray(o.members)) for (const m of o.members) out.add(`${parent} ${String(o.role)} ${String(m)}`);
+        if (typeof o.policyData === "string") {
+            for (const b of (JSON.parse(o.policyData) as { bindings?: { role: string; members: string[] }[] }).bindings ?? []) {
+                for (const m of b.members) out.add(`${parent} ${b.role} ${m}`);
+            }
+        }
+    }
+    return out;
 }
 
 /** The URN of a resource of the trial's program (stack `dev`, project `label`). */
