@@ -204,7 +204,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // Google's side, while the struck command runs: 429s, 503s, resets, answers lost after the write was applied;
     // and a writer outside Pulumi changing the same policies (every write of ours on a stale etag gets a 409).
     const googleKinds = (["429", "503", "reset", "lost"] as const).filter(() => r() < 0.5);
-    const googleRate = googleKinds.length && r() < 0.6 ? 0.04 + r() * 0.1 : 0;
+    const googleRate = googleKinds.length && r() < 0.6 ? 0.08 + r() * 0.17 : 0;
     const otherWriter = r() < 0.35;
     for (const res of b.resources) if (res.kind === "member" && r() < 0.25) res.deleteFirst = true;
     for (const res of a.resources) res.deleteFirst = b.resources.find((x) => x.name === res.name)?.deleteFirst;
