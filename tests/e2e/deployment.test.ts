@@ -241,6 +241,26 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         expect(said.join("\n")).not.to.contain(REMOVED).and.not.to.contain(UNANSWERED);
     });
 
+    it("two Members of one grant, `pulumi destroy --target` of one, then its replacement deleted first (deleteBeforeReplace): the other's grant stays throughout, nothing is said", async () => {
+        const p = await fresh("twomembers");
+        const program = (aWho: string) => yaml.member("a", p.service, aWho, { options: "      deleteBeforeReplace: true\n" }) + yaml.member("b", p.service, "user:g@example.com");
+        p.write(program("user:g@example.com"));
+        await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        const [urnA] = (await stateUrns(p.dir)).filter((u) => u.endsWith("::a"));
+        // No Check in a destroy: only what the stack held tells that b still declares the grant.
+        const destroyed = await sb.pulumi(["destroy", "--yes", "--skip-preview", "--target", urnA], p.dir);
+        expect(grants(p.parent), "b's grant stays").to.deep.equal(["roles/servicemanagement.serviceConsumer user:g@example.com"]);
+        expect(destroyed.stdout).to.contain("left a grant").and.to.contain("ServiceIamMember::b");
+        const again = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        expect(again.stdout).not.to.contain("crash journal");
+        // a's member changes: its old self is deleted before b is checked (a comes first in the program).
+        p.write(program("user:h@example.com"));
+        const up = await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        expect(up.stdout).not.to.contain("crash journal");
+        expect(grants(p.parent)).to.deep.equal(["roles/servicemanagement.serviceConsumer user:g@example.com", "roles/servicemanagement.serviceConsumer user:h@example.com"]);
+        await sb.pulumi(["preview", "--expect-no-changes"], p.dir);
+    });
+
     for (const how of ["Ctrl-C twice", "kill -9 of the CLI"] as const) {
         it(`${how} mid-up, \`pulumi refresh --clear-pending-creates\`, \`pulumi destroy\`: no grant is left unsaid`, async () => {
             const p = await fresh(how === "Ctrl-C twice" ? "ctrlc" : "clikill");
