@@ -308,16 +308,16 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         const res = pick(r, final.resources);
         await tryRun(["destroy", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
     }
+    // What IAM and the state hold as the last `up` starts: a note said as a run starts is true of that moment (and
+    // that very run may then settle it: an `up` whose Create records the grant).
+    const before = { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
     const last = await tryRun(["up", "--yes", "--skip-preview"]);
 
     const problems: string[] = [];
     if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
     const converged = await tryRun(["preview", "--expect-no-changes"]);
     if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
-    const inIam = new Set<string>();
-    for (const which of ["service", "consumer", "policyConsumer"] as const) {
-        for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) inIam.add(`${parentName(ps, which)} ${g}`);
-    }
+    const inIam = iamOf(emu, ps);
     const want = declared(ps, final);
     for (const g of want) if (!inIam.has(g)) problems.push(`lost: ${g} is declared and not in IAM`);
     for (const which of ["service", "consumer"] as const) {
@@ -326,14 +326,18 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const g of writerGrants) if (!inIam.has(g)) problems.push(`foreign removed: ${g}, added by another writer during the struck command`);
     const foreign = (g: string) => g.endsWith(FOREIGN) || writerGrants.includes(g);
     const leftovers = [...inIam].filter((g) => !want.has(g) && !foreign(g));
-    // No false alarm: each grant the last `up` names is, as it ends, what the note says — in IAM and in no state
-    // (written for a resource Pulumi did not record), or gone from IAM while a state holds it.
-    const held = await heldByState(sb, dir);
+    // No false alarm: each grant the last `up` names is what the note says — in IAM and in no state (written for a
+    // resource Pulumi did not record), or gone from IAM while a state holds it — as the run started or as it ended.
+    const after = { iam: inIam, held: await heldByState(sb, dir) };
     for (const note of notesOf(last.stdout)) {
         const key = `${note.parent} ${note.grant}`;
-        const wrong = note.sign === "+" ? (!inIam.has(key) ? "not in IAM" : held.has(key) ? "held by a resource's state" : "")
-            : (inIam.has(key) ? "in IAM" : !held.has(key) ? "held by no state" : "");
-        if (wrong) problems.push(`false alarm: the last \`pulumi up\` says ${note.grant} on ${note.parent} ${note.sign === "+" ? "is in no state" : "was removed"}, but it is ${wrong}`);
+        const wrong = (at: { iam: Set<string>; held: Set<string> }) => note.sign === "+"
+            ? (!at.iam.has(key) ? "not in IAM" : at.held.has(key) ? "held by a resource's state" : "")
+            : (at.iam.has(key) ? "in IAM" : !at.held.has(key) ? "held by no state" : "");
+        if (wrong(before) && wrong(after)) {
+            problems.push(`false alarm: the last \`pulumi up\` says ${note.grant} on ${note.parent} ${note.sign === "+" ? "is in no state" : "was removed"}, ` +
+                `but as it started it was ${wrong(before)}, and as it ended ${wrong(after)}`);
+        }
     }
     for (const g of leftovers) {
         const [, role, member] = g.split(" ");
@@ -353,12 +357,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         await tryRun(["up", "--yes", "--skip-preview"]);
         const quiet = await tryRun(["up", "--yes", "--skip-preview"]);
         if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
-        const after = new Set<string>();
-        for (const which of ["service", "consumer", "policyConsumer"] as const) {
-            for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) after.add(`${parentName(ps, which)} ${g}`);
-        }
-        for (const g of after) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
-        for (const g of want) if (!after.has(g)) problems.push(`lost after the notes' commands: ${g}`);
+        const settled = iamOf(emu, ps);
+        for (const g of settled) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
+        for (const g of want) if (!settled.has(g)) problems.push(`lost after the notes' commands: ${g}`);
     }
     const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, answers, seconds: (Date.now() - started) / 1000 };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
@@ -381,6 +382,15 @@ function failure(res: RunResult): string {
     const text = res.stdout + res.stderr;
     const at = text.search(/^\s*(panic|error): /m);
     return at >= 0 ? text.slice(at, at + 1500) : text.slice(-600);
+}
+
+/** Every grant in IAM on the trial's parents, as `parent role member`. */
+function iamOf(emu: Emulator, ps: Parents): Set<string> {
+    const out = new Set<string>();
+    for (const which of ["service", "consumer", "policyConsumer"] as const) {
+        for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) out.add(`${parentName(ps, which)} ${g}`);
+    }
+    return out;
 }
 
 /** Whether two Members of a program declare one grant. */
