@@ -27,7 +27,7 @@ import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
 import { listGrants } from "../support/plugin";
-import { pidsWith, PulumiSandbox, RunResult, sleep, yaml } from "./support";
+import { pidsWith, processes, PulumiSandbox, RunResult, sleep, yaml } from "./support";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -256,6 +256,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 5000 } });
         while (!done && writes() === at && Date.now() < deadline) await sleep(5);
     }
+    // The language host of a CLI killed with -9 lives on (Pulumi starts it in a process group of its own): what the
+    // trial started, it ends.
+    const hosts = fault === "kill -9 of the CLI" ? childrenOf(cli.pid!, "pulumi-language-") : [];
     if (!done) strike(cli, fault, sb, r);
     await Promise.race([exited, sleep(60_000)]);
     if (!done) cli.kill("SIGKILL");
@@ -267,6 +270,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const waitStart = Date.now();
     for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
     const lingered = pidsWith(sb.pluginDir).length;
+    for (const h of hosts) if (startOf(h.pid) === h.start) process.kill(h.pid, "SIGKILL");
     if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
     if (writer) clearInterval(writer);
     emu.setFaults({ latencyMs: 0, minLatencyMs: 0, rate: 0, kinds: ["429", "503", "reset"], slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
@@ -382,6 +386,21 @@ function failure(res: RunResult): string {
     const text = res.stdout + res.stderr;
     const at = text.search(/^\s*(panic|error): /m);
     return at >= 0 ? text.slice(at, at + 1500) : text.slice(-600);
+}
+
+/** A process's start time (clock ticks since boot), or undefined once it is gone: with its PID, which process it is. */
+function startOf(pid: number): string | undefined {
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    } catch {
+        return undefined;
+    }
+}
+
+/** The children of `pid` whose command line mentions `text`, each with its start time. */
+function childrenOf(pid: number, text: string): { pid: number; start: string | undefined }[] {
+    return processes().filter((p) => p.ppid === pid && p.cmdline.includes(text)).map((p) => ({ pid: p.pid, start: startOf(p.pid) }));
 }
 
 /** Every grant in IAM on the trial's parents, as `parent role member`. */
