@@ -499,7 +499,9 @@ export class Deployment {
                 this.known.learn(line, writer, run);
                 if (run !== this.run) continue;
                 if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
-                if (line.op === "wrote") this.noteRemoved(line.parent, line.removed);
+                // A write of this run, not one a process of it carried over from a dead one's file (its id names its
+                // writer): only that removed a grant "earlier in this run".
+                if (line.op === "wrote" && (line.id === undefined || line.id.startsWith(`${writer}:`))) this.noteRemoved(line.parent, line.removed);
             }
             this.gathered.set(peer.file, peer.lines.length);
         }

@@ -662,6 +662,26 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("x"), grant("y")]);
     }));
 
+    it("a dead process's removal carried over by one process of a run is no removal of that run: another process's Diff of a resource declaring the grant asks for nothing", () => machine(async (stack, engine, home) => {
+        const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
+        const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        await stack.nextDeployment();
+        await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, a.id, a.properties, "a"), true);
+        stack.emu.setPolicy(PARENT, { bindings: [{ role: ROLE, members: ["user:g@example.com"] }] }); // back since
+        // The next run: its first process takes over the dead one's file (carrying its write); the second Diffs b.
+        await engine.nextRun();
+        const first = await pluginOf(stack, engine, home);
+        await first.check(MEMBER, member("x"), {}, "x");
+        const second = await pluginOf(stack, engine, home);
+        await second.check(MEMBER, member("g"), {}, "b");
+        const d = await second.diff(MEMBER, b.id, b.properties, member("g"), "b");
+        expect(await second.stop()).to.equal(0);
+        expect(await first.stop()).to.equal(0);
+        expect(engine.warningsOn("b").join("\n"), "nothing said on b").to.equal("");
+        expect(d.changes, "b's grant is where its state says").to.equal(1);
+    }));
+
     it("a dead process's grant carried over by an explicit provider's process is named though both of the next run's processes end at once", () => machine(async (stack, engine, home) => {
         const provider = (name: string) => `urn:pulumi:dev::proj::pulumi:providers:cloud::${name}`;
         const start = async (name: string) => {
