@@ -482,14 +482,22 @@ describe("one deployment, one truth", function () {
         expect(engine.messages.join("\n")).not.to.contain(PUT_BACK);
     }));
 
-    it("a Delete that runs before a later resource's Check (deleteBeforeReplace) leaves that resource's grant in place", () => machine(async (stack, engine) => {
+    /**
+     * Members a and b of one grant g, then the next run: a's member changes to h and the user asked for
+     * deleteBeforeReplace, so the engine Checks a and Deletes it before b is Checked. Returns b.
+     */
+    async function deleteFirstBesideTwin(stack: Stack) {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
         expect(await stack.plugin.stop()).to.equal(0);
-        // A's member changes and the user asked for deleteBeforeReplace: Check A, Delete A, Create A, then B.
         await stack.nextDeployment();
         await stack.plugin.check(MEMBER, member("h"), {}, "a");
         await stack.plugin.delete(MEMBER, a.id, a.properties, "a");
+        return b;
+    }
+
+    it("a Delete that runs before a later resource's Check (deleteBeforeReplace) leaves that resource's grant in place", () => machine(async (stack, engine) => {
+        const b = await deleteFirstBesideTwin(stack);
         await stack.plugin.create(MEMBER, member("h"), false, "a");
         await stack.plugin.check(MEMBER, member("g"), {}, "b");
         const d = await stack.plugin.diff(MEMBER, b.id, b.properties, member("g"), "b");
@@ -500,12 +508,7 @@ describe("one deployment, one truth", function () {
     }));
 
     it("a deleteBeforeReplace run cut off right after the Delete (Ctrl-C once, or the new Create failing): the grant the next resource declares is still in IAM, and nothing is said", () => machine(async (stack, engine) => {
-        const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
-        const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
-        expect(await stack.plugin.stop()).to.equal(0);
-        await stack.nextDeployment();
-        await stack.plugin.check(MEMBER, member("h"), {}, "a");
-        await stack.plugin.delete(MEMBER, a.id, a.properties, "a");
+        const b = await deleteFirstBesideTwin(stack);
         await stack.plugin.empty("cancel"); // Ctrl-C once: the engine stops before B's Check
         expect(await stack.plugin.stop()).to.equal(0);
         expect(listGrants(stack.emu.getPolicy(PARENT)), "B's grant survives the cut-off run").to.deep.equal([grant("g")]);
