@@ -237,27 +237,47 @@ export interface ScaleRun extends ScaleSetting {
     up: ScalePhase;
     preview: ScalePhase;
     destroy: ScalePhase;
-    /** With `refreshQuotaPerMinute`: each refreshing command, without the quota and with it. */
-    refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase> };
+    /**
+     * With `refreshQuotaPerMinute`: each refreshing command, without the quota and with it, in REFRESH_PAIRS pairs:
+     * the run of each with the median wall, and each pair's ratio of the walls (with / without).
+     */
+    refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase>; ratios?: Record<Refresh, number[]> };
+}
+
+/** How many times each refreshing command runs without the quota and, right after, with it. */
+export const REFRESH_PAIRS = 3;
+
+/** The run of `runs` with the median wall (the lower middle of an even count). */
+function medianRun(runs: ScalePhase[]): ScalePhase {
+    return [...runs].sort((x, y) => x.ms - y.ms)[Math.floor((runs.length - 1) / 2)];
 }
 
 /**
  * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change), without the quota and right after with
- * the emulator's quota set to `perMinute`: side by side, so that the machine's load drifts as little as may be between them.
+ * the emulator's quota set to `perMinute`, REFRESH_PAIRS times: side by side, so that the machine's load drifts as little
+ * as may be within a pair, and the median of the pairs' ratios stands for the quota's cost rather than one pair's noise.
  */
 async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[], quota?: number) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
     const without: Partial<Record<Refresh, ScalePhase>> = {};
     const quota: Partial<Record<Refresh, ScalePhase>> = {};
+    const ratios: Partial<Record<Refresh, number[]>> = {};
     for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) {
-        without[name] = await phase([...args]);
-        emu.setQuota(perMinute);
-        try {
-            quota[name] = await phase([...args], perMinute);
-        } finally {
-            emu.setQuota(undefined);
+        const free: ScalePhase[] = [];
+        const paced: ScalePhase[] = [];
+        for (let i = 0; i < REFRESH_PAIRS; i++) {
+            free.push(await phase([...args]));
+            emu.setQuota(perMinute);
+            try {
+                paced.push(await phase([...args], perMinute));
+            } finally {
+                emu.setQuota(undefined);
+            }
         }
+        without[name] = medianRun(free);
+        quota[name] = medianRun(paced);
+        ratios[name] = paced.map((p, i) => p.ms / free[i].ms);
     }
-    return { without: without as Record<Refresh, ScalePhase>, quota: quota as Record<Refresh, ScalePhase> };
+    return { without: without as Record<Refresh, ScalePhase>, quota: quota as Record<Refresh, ScalePhase>, ratios: ratios as Record<Refresh, number[]> };
 }
 
 /** CPU seconds and peak RSS of the processes whose command line contains `text`, polled while `work` runs. */
