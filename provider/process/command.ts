@@ -33,7 +33,7 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
         a === n && i + 1 < rest.length ? [rest[i + 1]] : a.startsWith(`${n}=`) ? [a.slice(n.length + 1)] : []));
     const targets = values("--target", "-t");
     const excludes = values("--exclude");
-    const partial = flag("--target", "-t", "--exclude");
+    const partial = targets.length > 0 || excludes.length > 0;
     const refresh = command === "refresh" || flag("--refresh", "-r");
     return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh,
         ...(targets.length ? { targets } : {}), ...(excludes.length ? { excludes } : {}) };

@@ -270,7 +270,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const waitStart = Date.now();
     for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
     const lingered = pidsWith(sb.pluginDir).length;
-    for (const h of hosts) if (startOf(h.pid) === h.start) process.kill(h.pid, "SIGKILL");
+    const running = processes();
+    for (const h of hosts) if (running.some((p) => p.pid === h.pid && p.start === h.start)) process.kill(h.pid, "SIGKILL");
     if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
     if (writer) clearInterval(writer);
     emu.setFaults({ latencyMs: 0, minLatencyMs: 0, rate: 0, kinds: ["429", "503", "reset"], slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
@@ -388,19 +389,9 @@ function failure(res: RunResult): string {
     return at >= 0 ? text.slice(at, at + 1500) : text.slice(-600);
 }
 
-/** A process's start time (clock ticks since boot), or undefined once it is gone: with its PID, which process it is. */
-function startOf(pid: number): string | undefined {
-    try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    } catch {
-        return undefined;
-    }
-}
-
 /** The children of `pid` whose command line mentions `text`, each with its start time. */
-function childrenOf(pid: number, text: string): { pid: number; start: string | undefined }[] {
-    return processes().filter((p) => p.ppid === pid && p.cmdline.includes(text)).map((p) => ({ pid: p.pid, start: startOf(p.pid) }));
+function childrenOf(pid: number, text: string): { pid: number; start: string }[] {
+    return processes().filter((p) => p.ppid === pid && p.cmdline.includes(text)).map(({ pid: child, start }) => ({ pid: child, start }));
 }
 
 /** Every grant in IAM on the trial's parents, as `parent role member`. */

@@ -118,15 +118,18 @@ export function onPath(cmd: string, PATH = process.env.PATH): boolean {
 
 export { pluginTarball };
 
-/** The running processes (Linux: /proc), other than this one: each one's PID, parent's PID and command line. */
-export function processes(): { pid: number; ppid: number; cmdline: string }[] {
-    const out: { pid: number; ppid: number; cmdline: string }[] = [];
+/**
+ * The running processes (Linux: /proc), other than this one: each one's PID, parent's PID, start time (clock ticks
+ * since boot: with the PID, which process it is) and command line.
+ */
+export function processes(): { pid: number; ppid: number; start: string; cmdline: string }[] {
+    const out: { pid: number; ppid: number; start: string; cmdline: string }[] = [];
     for (const entry of fs.readdirSync("/proc")) {
         if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
         try {
             const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-            const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-            out.push({ pid: Number(entry), ppid, cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
+            const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+            out.push({ pid: Number(entry), ppid: Number(fields[1]), start: fields[19], cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") });
         } catch {
             // gone meanwhile
         }
