@@ -583,7 +583,9 @@ export class Deployment {
         // the run (an explicit provider's refresh and its Diff need not share one).
         let live: Set<string> | undefined;
         const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)));
-        if (held && engineWord) this.hold(urn, held);
+        // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
+        // word on what the stack holds now.
+        if (held && engineWord && !this.previewRun) this.hold(urn, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.

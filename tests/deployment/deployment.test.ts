@@ -665,6 +665,33 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("x"), grant("y")]);
     }));
 
+    it("a `pulumi preview` that began before an up deleted a resource does not bring that resource back into what the stack holds: a later `destroy --target` of its twin removes the grant", () => machine(async (stack, engine, home) => {
+        const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
+        const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // The up deletes b (the program dropped it; a keeps the grant) ...
+        await engine.nextRun();
+        const up = await pluginOf(stack, engine, home);
+        await up.check(MEMBER, member("g"), {}, "a");
+        await up.delete(MEMBER, b.id, b.properties, "b");
+        expect(await up.stop()).to.equal(0);
+        // ... while a preview that read the state before it Diffs b with the state it read.
+        const previewEngine = await startEngine();
+        try {
+            const preview = await pluginOf(stack, previewEngine, home, underCli(["preview"]));
+            await preview.check(MEMBER, member("g"), {}, "b");
+            await preview.diff(MEMBER, b.id, b.properties, member("g"), "b");
+            expect(await preview.stop()).to.equal(0);
+        } finally {
+            previewEngine.close();
+        }
+        await engine.nextRun();
+        const targeted = await pluginOf(stack, engine, home, underCli(["destroy", "--target", `urn:pulumi:dev::proj::${MEMBER}::a`, "--yes"]));
+        await targeted.delete(MEMBER, a.id, a.properties, "a");
+        expect(await targeted.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "no resource holds the grant any more").to.deep.equal([]);
+    }));
+
     it("a dead process's removal carried over by one process of a run is no removal of that run: another process's Diff of a resource declaring the grant asks for nothing", () => machine(async (stack, engine, home) => {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
