@@ -9,7 +9,9 @@
 // up`), sometimes with the program reverted, and runs what users run around a crash: `pulumi preview --refresh` (as CI
 // does on every change), `pulumi refresh --preview-only`, `pulumi up --target` and `pulumi destroy --target` of one
 // resource, each drawn (a snapshot Pulumi then refuses to read, its engine's own bug after a `--target` run, is
-// repaired with `pulumi state repair`, as its error recommends). After every trial:
+// repaired with `pulumi state repair`, as its error recommends); some trials upgrade the plugin as they recover (the
+// program pinned the old release), some rename the stack (before the crash, or between the warnings and the commands
+// they give). After every trial:
 //   - converged: `pulumi preview --expect-no-changes` passes;
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
@@ -27,11 +29,21 @@ import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
 import { listGrants } from "../support/plugin";
-import { pidsWith, processes, PulumiSandbox, RunResult, sleep, yaml } from "./support";
+import { PACKAGE, pidsWith, pluginTarball, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
 const FOREIGN = "roles/viewer user:foreign@example.com";
+/** The release a drawn upgrade moves to: the same plugin, installed under the next minor version. */
+const UPGRADE = VERSION.replace(/^(\d+)\.(\d+)\..*$/, (_, major: string, minor: string) => `${major}.${Number(minor) + 1}.0`);
+
+/** What every installed release of the plugin runs from (their command lines start with it). */
+const pluginsOf = (sb: PulumiSandbox) => path.join(sb.dir, "home", "plugins", `resource-${PACKAGE}-v`);
+
+/** Installs the plugin's tarball as `version` in the sandbox, once. */
+async function installed(sb: PulumiSandbox, version: string): Promise<void> {
+    if (!fs.existsSync(pluginsOf(sb) + version)) await sb.pulumi(["plugin", "install", "resource", PACKAGE, version, "--file", pluginTarball()], sb.dir);
+}
 
 /** mulberry32: a small seeded generator, so a seed replays the same programs and fault choices. */
 export function random(seed: number): () => number {
@@ -138,10 +150,15 @@ function declared(ps: Parents, p: Program): Set<string> {
     return out;
 }
 
-function yamlOf(ps: Parents, p: Program, endpoint: string, token: string): string {
-    const parts = [yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token })];
+/**
+ * The program as Pulumi YAML. `version`: the plugin release every resource (and the explicit provider) asks for, as a
+ * user pins one and later bumps it; the default provider's URN then carries it (`default_8_38_0`).
+ */
+function yamlOf(ps: Parents, p: Program, endpoint: string, token: string, version?: string): string {
+    const pin = version ? `      version: ${version}\n` : "";
+    const parts = [yaml.resource("prov", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: endpoint, accessToken: token }, pin)];
     for (const res of p.resources) {
-        const options = `${res.explicit ? "      provider: ${prov}\n" : ""}${res.deleteFirst ? "      deleteBeforeReplace: true\n" : ""}`;
+        const options = `${res.explicit ? "      provider: ${prov}\n" : ""}${res.deleteFirst ? "      deleteBeforeReplace: true\n" : ""}${pin}`;
         const where: Record<string, string> = res.parent === "service" ? { serviceName: ps.service }
             : { serviceName: ps.service, consumerProject: res.parent === "consumer" ? ps.consumer : ps.policyConsumer };
         const prefix = res.parent === "service" ? "Service" : "Consumers";
@@ -182,7 +199,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     }
     const dir = sb.project(label, { "Pulumi.yaml": yaml.program(label, { resources: "" }) });
     await sb.initStack(dir, emu.url, token);
-    const write = (p: Program) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources: yamlOf(ps, p, emu.url, token) }));
+    let version: string | undefined;
+    const write = (p: Program) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources: yamlOf(ps, p, emu.url, token, version) }));
+    let stack = "dev";
 
     const a = generate(r, "");
     const b = mutate(r, a, "");
@@ -210,14 +229,31 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const res of a.resources) res.deleteFirst = b.resources.find((x) => x.name === res.name)?.deleteFirst;
     if (r() < 0.2) operations.push("destroy --target");
     const importPreviewFirst = r() < 0.4;
+    // A plugin upgrade: the program pins this release until the crash, and the user bumps it as they recover (the
+    // default provider's URN changes with it, and the new release's processes read what the old one's left).
+    const upgrade = r() < 0.2;
+    // `pulumi stack rename`: before the struck command (the journal then lives under the new name), or between the
+    // warnings and the commands they give (which still clear them under the new name).
+    const renameRoll = r();
+    const rename = renameRoll < 0.1 ? "before the crash" : renameRoll < 0.2 ? "before the notes' commands" : undefined;
+    if (upgrade) operations.push("plugin upgrade");
+    if (rename) operations.push(`stack rename ${rename}`);
     if (struck !== "up") operations.push(`struck ${struck}`);
     if (googleRate) operations.push(...googleKinds.map((k) => `Google ${k}`));
     if (otherWriter) operations.push("another writer (409)");
     if ([a, b].some((p) => p.resources.some((x) => x.deleteFirst))) operations.push("deleteBeforeReplace");
     if ([a, b].some(sharesGrant)) operations.push("two Members of one grant");
 
+    if (upgrade) {
+        await installed(sb, UPGRADE);
+        version = VERSION;
+    }
     write(a);
     await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
+    if (rename === "before the crash") {
+        stack = "prod";
+        await sb.pulumi(["stack", "rename", stack], dir);
+    }
 
     if (struck === "up") write(b);
     emu.setFaults({ latencyMs: latency, minLatencyMs: latency, ...(googleRate ? { rate: googleRate, kinds: [...googleKinds] } : {}) });
@@ -268,8 +304,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const req of emu.requests.slice(struckFrom)) if (req.status !== 200) answers[req.status] = (answers[req.status] ?? 0) + 1;
     // The plugins end by themselves once their engine is gone.
     const waitStart = Date.now();
-    for (let i = 0; i < 100 && pidsWith(sb.pluginDir).length > 0; i++) await sleep(100);
-    const lingered = pidsWith(sb.pluginDir).length;
+    for (let i = 0; i < 100 && pidsWith(pluginsOf(sb)).length > 0; i++) await sleep(100);
+    const lingered = pidsWith(pluginsOf(sb)).length;
     const running = processes();
     for (const h of hosts) if (running.some((p) => p.pid === h.pid && p.start === h.start)) process.kill(h.pid, "SIGKILL");
     if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
@@ -278,6 +314,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
 
     // Recovery, as a user does it.
     const final = reverted ? a : b;
+    if (upgrade) version = UPGRADE;
     write(final);
     const said: RunResult[] = [];
     let repairs = 0;
@@ -307,11 +344,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     await tryRun(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"]);
     if (operations.includes("up --target") && final.resources.length) {
         const res = pick(r, final.resources);
-        await tryRun(["up", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
+        await tryRun(["up", "--yes", "--skip-preview", "--target", urnOf(stack, label, res)]);
     }
     if (operations.includes("destroy --target") && final.resources.length) {
         const res = pick(r, final.resources);
-        await tryRun(["destroy", "--yes", "--skip-preview", "--target", urnOf(label, res)]);
+        await tryRun(["destroy", "--yes", "--skip-preview", "--target", urnOf(stack, label, res)]);
     }
     // What IAM and the state hold as the last `up` starts: a note said as a run starts is true of that moment (and
     // that very run may then settle it: an `up` whose Create records the grant).
@@ -350,6 +387,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     }
     // Each note's command, run as the user would; then `pulumi up`; then the next `pulumi up` must say nothing.
     if (problems.length === 0) {
+        if (rename === "before the notes' commands") {
+            stack = "prod";
+            await tryRun(["stack", "rename", stack]);
+        }
         for (const m of last.stdout.matchAll(/`pulumi import --protect=false (\S+) (\S+) '([^']+)'`/g)) {
             // A user who looks first: the preview of the import records nothing, and changes nothing of what follows.
             if (importPreviewFirst) {
@@ -439,10 +480,10 @@ async function heldByState(sb: PulumiSandbox, dir: string): Promise<Set<string>>
     return out;
 }
 
-/** The URN of a resource of the trial's program (stack `dev`, project `label`). */
-function urnOf(label: string, res: Res): string {
+/** The URN of a resource of the trial's program (project `label`). */
+function urnOf(stack: string, label: string, res: Res): string {
     const type = `${res.parent === "service" ? "Service" : "Consumers"}Iam${res.kind === "member" ? "Member" : res.kind === "binding" ? "Binding" : "Policy"}`;
-    return `urn:pulumi:dev::${label}::cloud:endpoints/${type[0].toLowerCase()}${type.slice(1)}:${type}::${res.name}`;
+    return `urn:pulumi:${stack}::${label}::cloud:endpoints/${type[0].toLowerCase()}${type.slice(1)}:${type}::${res.name}`;
 }
 
 /** Brings `fault` down on the running `pulumi up`. */
@@ -450,7 +491,7 @@ function strike(cli: ChildProcess, fault: Fault, sb: PulumiSandbox, r: Rand): vo
     const group = -cli.pid!;
     switch (fault) {
         case "kill -9 of a plugin": {
-            const pids = pidsWith(sb.pluginDir);
+            const pids = pidsWith(pluginsOf(sb));
             if (pids.length) process.kill(pick(r, pids), "SIGKILL");
             return;
         }
