@@ -11,7 +11,8 @@
 // resource, each drawn (a snapshot Pulumi then refuses to read, its engine's own bug after a `--target` run, is
 // repaired with `pulumi state repair`, as its error recommends); some trials upgrade the plugin as they recover (the
 // program pinned the old release), some rename the stack (before the crash, or between the warnings and the commands
-// they give). After every trial:
+// they give); some run the struck command and the recovery without `--skip-preview` (each previewed first). After
+// every trial:
 //   - converged: `pulumi preview --expect-no-changes` passes;
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
@@ -236,6 +237,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // warnings and the commands they give (which still clear them under the new name).
     const renameRoll = r();
     const rename = renameRoll < 0.1 ? "before the crash" : renameRoll < 0.2 ? "before the notes' commands" : undefined;
+    // Commands run as many users run them, without `--skip-preview`: the engine previews each first.
+    const previewsFirst = r() < 0.4;
+    const yes = previewsFirst ? ["--yes"] : ["--yes", "--skip-preview"];
+    if (previewsFirst) operations.push("without --skip-preview");
     if (upgrade) operations.push("plugin upgrade");
     if (rename) operations.push(`stack rename ${rename}`);
     if (struck !== "up") operations.push(`struck ${struck}`);
@@ -276,7 +281,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         return written;
     };
     const command = struck === "up" ? ["up"] : struck === "destroy" ? ["destroy"] : ["refresh"];
-    const cli = spawn(path.join(sb.bin, "pulumi"), [...command, "--yes", "--skip-preview", "--non-interactive", "--color", "never"],
+    const cli = spawn(path.join(sb.bin, "pulumi"), [...command, ...yes, "--non-interactive", "--color", "never"],
         { cwd: dir, env: sb.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     cli.stdout!.on("data", (d: Buffer) => (out += d.toString()));
@@ -334,26 +339,26 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     };
     const locked = (res: RunResult) => /locked|lock file/i.test(res.stdout + res.stderr);
     if (userRunsUpFirst) {
-        const first = await tryRun(["up", "--yes", "--skip-preview"]);
+        const first = await tryRun(["up", ...yes]);
         if (locked(first)) await tryRun(["cancel", "--yes"]);
     } else {
         await tryRun(["cancel", "--yes"]);
     }
     if (operations.includes("preview --refresh")) await tryRun(["preview", "--refresh"]);
     if (operations.includes("refresh --preview-only")) await tryRun(["refresh", "--preview-only"]);
-    await tryRun(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"]);
+    await tryRun(["refresh", ...yes, "--clear-pending-creates"]);
     if (operations.includes("up --target") && final.resources.length) {
         const res = pick(r, final.resources);
-        await tryRun(["up", "--yes", "--skip-preview", "--target", urnOf(stack, label, res)]);
+        await tryRun(["up", ...yes, "--target", urnOf(stack, label, res)]);
     }
     if (operations.includes("destroy --target") && final.resources.length) {
         const res = pick(r, final.resources);
-        await tryRun(["destroy", "--yes", "--skip-preview", "--target", urnOf(stack, label, res)]);
+        await tryRun(["destroy", ...yes, "--target", urnOf(stack, label, res)]);
     }
     // What IAM and the state hold as the last `up` starts: a note said as a run starts is true of that moment (and
     // that very run may then settle it: an `up` whose Create records the grant).
     const before = { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
-    const last = await tryRun(["up", "--yes", "--skip-preview"]);
+    const last = await tryRun(["up", ...yes]);
 
     const problems: string[] = [];
     if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
@@ -400,8 +405,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
         }
-        await tryRun(["up", "--yes", "--skip-preview"]);
-        const quiet = await tryRun(["up", "--yes", "--skip-preview"]);
+        await tryRun(["up", ...yes]);
+        const quiet = await tryRun(["up", ...yes]);
         if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
         const settled = iamOf(emu, ps);
         for (const g of settled) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
