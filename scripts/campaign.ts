@@ -51,7 +51,7 @@ async function main(): Promise<number> {
         `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
         `${count("not converged")} not converged, ${count("the last")} failed recoveries, ${count("false alarm")} false alarms, ` +
         `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
-        `${count("the command a note gives failed")} failed note commands; ` +
+        `${count("the command a note gives failed")} failed note commands, ${count("a preview failed")} failed previews; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
         `Google's answers during the struck commands: ${answered(results)}; ` +
         `${bad.length} trials with a problem\n`);

@@ -29,8 +29,9 @@ import * as os from "os";
 import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
-import { listGrants } from "../support/plugin";
-import { PACKAGE, pidsWith, pluginTarball, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
+import { PACKAGE, pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
+import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
+import { tarball } from "../../scripts/platforms";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -41,9 +42,24 @@ const UPGRADE = VERSION.replace(/^(\d+)\.(\d+)\..*$/, (_, major: string, minor: 
 /** What every installed release of the plugin runs from (their command lines start with it). */
 const pluginsOf = (sb: PulumiSandbox) => path.join(sb.dir, "home", "plugins", `resource-${PACKAGE}-v`);
 
-/** Installs the plugin's tarball as `version` in the sandbox, once. */
+/**
+ * Installs the next release in the sandbox, once: this plugin's Node-folder build (its bundle is plain JavaScript)
+ * with its version, in the bundle, package.json and schema, said as `version` — a plugin that reports the release it
+ * is installed as, as a real upgrade's does (the engine checks, and `pulumi import` loads its schema by it).
+ */
 async function installed(sb: PulumiSandbox, version: string): Promise<void> {
-    if (!fs.existsSync(pluginsOf(sb) + version)) await sb.pulumi(["plugin", "install", "resource", PACKAGE, version, "--file", pluginTarball()], sb.dir);
+    if (fs.existsSync(pluginsOf(sb) + version)) return;
+    const stage = path.join(sb.dir, `release-${version}`);
+    fs.cpSync(pluginFolder(FOLDER_PLATFORM), stage, { recursive: true });
+    for (const file of ["lib/main.js", "package.json", "schema.json"]) {
+        const where = path.join(stage, file);
+        const text = fs.readFileSync(where, "utf8");
+        if (!text.includes(VERSION)) throw new Error(`the Node-folder build's ${file} does not say its version ${VERSION}`);
+        fs.writeFileSync(where, text.split(VERSION).join(version));
+    }
+    const file = `${stage}.tar.gz`;
+    tarball(stage, file);
+    await sb.pulumi(["plugin", "install", "resource", PACKAGE, version, "--file", file], sb.dir);
 }
 
 /** mulberry32: a small seeded generator, so a seed replays the same programs and fault choices. */
@@ -323,8 +339,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     write(final);
     const said: RunResult[] = [];
     let repairs = 0;
+    // `--preview-only` is refused beside `--yes`, which the sandbox's PULUMI_SKIP_CONFIRMATIONS implies.
     const tryRun = async (args: string[]): Promise<RunResult> => {
-        const res = await sb.tryPulumi(args, dir);
+        const res = await sb.tryPulumi(args, dir, undefined, args.includes("--preview-only") ? { PULUMI_SKIP_CONFIRMATIONS: "" } : {});
         said.push(res);
         // Pulumi's engine (3.248) can save a snapshot it then refuses (a `--target` run that creates the default
         // provider puts it after the resources that use it): the user runs what its error recommends, then the
@@ -344,8 +361,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     } else {
         await tryRun(["cancel", "--yes"]);
     }
-    if (operations.includes("preview --refresh")) await tryRun(["preview", "--refresh"]);
-    if (operations.includes("refresh --preview-only")) await tryRun(["refresh", "--preview-only"]);
+    // A preview that fails shows the user nothing: each is a problem.
+    const looked: RunResult[] = [];
+    if (operations.includes("preview --refresh")) looked.push(await tryRun(["preview", "--refresh"]));
+    if (operations.includes("refresh --preview-only")) looked.push(await tryRun(["refresh", "--preview-only"]));
     await tryRun(["refresh", ...yes, "--clear-pending-creates"]);
     if (operations.includes("up --target") && final.resources.length) {
         const res = pick(r, final.resources);
@@ -361,6 +380,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const last = await tryRun(["up", ...yes]);
 
     const problems: string[] = [];
+    for (const res of looked) if (res.code !== 0) problems.push(`a preview failed: ${failure(res)}`);
     if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
     const converged = await tryRun(["preview", "--expect-no-changes"]);
     if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
@@ -400,7 +420,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             // A user who looks first: the preview of the import records nothing, and changes nothing of what follows.
             if (importPreviewFirst) {
                 if (!operations.includes("import --preview-only")) operations.push("import --preview-only");
-                await tryRun(["import", "--yes", "--preview-only", "--protect=false", m[1], m[2], m[3]]);
+                const preview = await tryRun(["import", "--preview-only", "--protect=false", m[1], m[2], m[3]]);
+                if (preview.code !== 0) problems.push(`a preview failed: ${failure(preview)}`);
             }
             const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);

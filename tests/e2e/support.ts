@@ -251,9 +251,9 @@ export class PulumiSandbox {
         return r;
     }
 
-    /** Runs `pulumi ARGS` in `cwd`, whatever its exit code. */
-    async tryPulumi(args: string[], cwd: string, input?: string): Promise<RunResult> {
-        const r = await run(path.join(this.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], { cwd, env: this.env, input });
+    /** Runs `pulumi ARGS` in `cwd` (with `env` over the sandbox's), whatever its exit code. */
+    async tryPulumi(args: string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+        const r = await run(path.join(this.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], { cwd, env: { ...this.env, ...env }, input });
         this.transcript.push(`$ pulumi ${args.join(" ")}`, r.stdout, r.stderr);
         return r;
     }
