@@ -341,6 +341,8 @@ export class Deployment {
     private sawPreview = false;
     /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
     private heldHere = false;
+    /** Items this process's file says were answered: while one is open, the file stays (the next run's word decides). */
+    private readonly answeredHere = new Set<string>();
     private lines = 0;
 
     /**
@@ -442,6 +444,7 @@ export class Deployment {
 
     private append(line: Line, durable = false): void {
         if (line.op === "holds") this.heldHere = true;
+        if (line.op === "answered") for (const i of line.items) this.answeredHere.add(i);
         if (this.file) {
             try {
                 this.file.append(line, durable);
@@ -877,10 +880,12 @@ export class Deployment {
         this.append({ op: "closed" });
         this.gather();
         const mine = thisProcess().id;
-        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry.
+        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry, and
+        // so does the word that an open item was answered (a Read's, of an entry another file holds): without it the
+        // next run would say, as never recorded, what the engine may hold.
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
             [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i))) ||
-            this.heldHere;
+            this.heldHere || [...this.answeredHere].some((i) => !this.known.settled.has(i) && this.known.entries.has(entryOf(i)));
         const file = this.file;
         if (!file) return; // the closing line could not be written: the folder was given up
         const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));

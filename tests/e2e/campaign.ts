@@ -146,6 +146,12 @@ function mutate(r: Rand, p: Program, prefix: string): Program {
     return { resources: out };
 }
 
+/** What IAM and the stack's state hold, each as `parent role member`. */
+interface World {
+    iam: Set<string>;
+    held: Set<string>;
+}
+
 /** The trial's parents. */
 interface Parents {
     service: string;
@@ -393,19 +399,21 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const g of writerGrants) if (!inIam.has(g)) problems.push(`foreign removed: ${g}, added by another writer during the struck command`);
     const foreign = (g: string) => g.endsWith(FOREIGN) || writerGrants.includes(g);
     const leftovers = [...inIam].filter((g) => !want.has(g) && !foreign(g));
-    // No false alarm: each grant the last `up` names is what the note says — in IAM and in no state (written for a
+    // No false alarm: each grant an `up` names is what the note says — in IAM and in no state (written for a
     // resource Pulumi did not record), or gone from IAM while a state holds it — as the run started or as it ended.
-    const after = { iam: inIam, held: await heldByState(sb, dir) };
-    for (const note of notesOf(last.stdout)) {
-        const key = `${note.parent} ${note.grant}`;
-        const wrong = (at: { iam: Set<string>; held: Set<string> }) => note.sign === "+"
-            ? (!at.iam.has(key) ? "not in IAM" : at.held.has(key) ? "held by a resource's state" : "")
-            : (at.iam.has(key) ? "in IAM" : !at.held.has(key) ? "held by no state" : "");
-        if (wrong(before) && wrong(after)) {
-            problems.push(`false alarm: the last \`pulumi up\` says ${note.grant} on ${note.parent} ${note.sign === "+" ? "is in no state" : "was removed"}, ` +
-                `but as it started it was ${wrong(before)}, and as it ended ${wrong(after)}`);
+    const falseAlarms = (which: string, res: RunResult, before: World, after: World) => {
+        for (const note of notesOf(res.stdout)) {
+            const key = `${note.parent} ${note.grant}`;
+            const wrong = (at: World) => note.sign === "+"
+                ? (!at.iam.has(key) ? "not in IAM" : at.held.has(key) ? "held by a resource's state" : "")
+                : (at.iam.has(key) ? "in IAM" : !at.held.has(key) ? "held by no state" : "");
+            if (wrong(before) && wrong(after)) {
+                problems.push(`false alarm: ${which} says ${note.grant} on ${note.parent} ${note.sign === "+" ? "is in no state" : "was removed"}, ` +
+                    `but as it started it was ${wrong(before)}, and as it ended ${wrong(after)}`);
+            }
         }
-    }
+    };
+    falseAlarms("the last `pulumi up`", last, before, { iam: inIam, held: await heldByState(sb, dir) });
     for (const g of leftovers) {
         const [, role, member] = g.split(" ");
         if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
@@ -426,7 +434,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
         }
-        await tryRun(["up", ...yes]);
+        const afterImports = { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
+        const cleared = await tryRun(["up", ...yes]);
+        falseAlarms("the `pulumi up` after the notes' commands", cleared, afterImports, { iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
         const quiet = await tryRun(["up", ...yes]);
         if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
         const settled = iamOf(emu, ps);
