@@ -318,25 +318,43 @@ describe("one deployment, one truth", function () {
         }));
     }
 
-    // `pulumi refresh --yes` previews first, in processes like its run's: its Read's answer is left, answered, to the
-    // next request's word, and that it was answered must outlive the reading process's file.
-    for (const refresh of [undefined, ["refresh", "--yes"]]) {
-        it(`a Delete cut off after its write, then \`pulumi ${refresh ? refresh.join(" ") : "refresh --skip-preview"}\` (Pulumi's advice): the refresh drops the resource, and no later run says the state holds it`, () => machine(async (stack, engine, home) => {
+    // How the refresh that reads m runs: `pulumi refresh --yes` previews first, in processes like its run's, so its
+    // Read's answer is no record but an answered item, left to the engine's next word on m; that it was answered must
+    // outlive the reading process's file, also where another process holds the entry (a provider other than the one
+    // whose process took over the dead writer's file) and the CLI is killed right after.
+    const refreshes: [string, (stack: Stack, engine: Engine, home: string, read: (p: Plugin) => Promise<void>) => Promise<void>][] = [
+        ["`pulumi refresh --skip-preview`", async (stack, _engine, _home, read) => {
+            await stack.nextDeployment();
+            await read(stack.plugin);
+            expect(await stack.plugin.stop()).to.equal(0);
+        }],
+        ["`pulumi refresh --yes`", async (stack, engine, home, read) => {
+            await engine.nextRun();
+            const reader = await pluginOf(stack, engine, home, underCli(["refresh", "--yes"]));
+            await read(reader);
+            expect(await reader.stop()).to.equal(0);
+        }],
+        ["`pulumi refresh --yes` read by a process that does not hold the entry, the CLI killed after", async (stack, _engine, home, read) => {
+            const dying = await startEngine();
+            const first = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
+            await first.check(MEMBER, member("other"), {}, "other");
+            const reader = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
+            await read(reader);
+            dying.close();
+            expect(await reader.stop()).to.equal(0);
+            expect(await first.stop()).to.equal(0);
+        }],
+    ];
+    for (const [how, refresh] of refreshes) {
+        it(`a Delete cut off after its write, then ${how} (Pulumi's advice): the refresh drops the resource, and no later run says the state holds it`, () => machine(async (stack, engine, home) => {
             const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
             await stack.nextDeployment();
             await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, m.id, m.properties, "m"), true);
             // `pulumi cancel`, then `pulumi refresh`: the Read finds the grant gone, and the engine drops m.
-            let reader = stack.plugin;
-            if (refresh) {
-                await engine.nextRun();
-                reader = await pluginOf(stack, engine, home, underCli(refresh));
-            } else {
-                await stack.nextDeployment();
-                reader = stack.plugin;
-            }
-            expect((await reader.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
-            expect(await reader.stop()).to.equal(0);
-            // Later runs of a program that no longer has m.
+            await refresh(stack, engine, home, async (p) => {
+                expect((await p.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
+            });
+            // Later runs of a program that no longer has m (the engine saved the drop): nothing is said of it.
             engine.logs.length = 0;
             for (let i = 0; i < 2; i++) {
                 await stack.nextDeployment();
@@ -346,31 +364,6 @@ describe("one deployment, one truth", function () {
             expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
         }));
     }
-
-    it("a refresh's answer given by a process that does not hold the entry outlives that process's file: a refresh cut off by kill -9 of the CLI after it dropped a resource is not followed by a note that the state holds it", () => machine(async (stack, engine, home) => {
-        const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
-        await stack.nextDeployment();
-        await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, m.id, m.properties, "m"), true);
-        // `pulumi refresh --yes` (it previews first, so a Read's answer is no record): one process takes over what the
-        // dead one left; another reads m and finds it gone, then the CLI is killed: whether the engine saved the drop,
-        // only its next word on m can tell.
-        const dying = await startEngine();
-        const first = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
-        await first.check(MEMBER, member("other"), {}, "other");
-        const reader = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
-        expect((await reader.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
-        dying.close();
-        expect(await reader.stop()).to.equal(0);
-        expect(await first.stop()).to.equal(0);
-        // It did: later runs of a program without m do not send it, and nothing is said of it.
-        engine.logs.length = 0;
-        for (let i = 0; i < 2; i++) {
-            await stack.nextDeployment();
-            await stack.plugin.check(MEMBER, member("other"), {}, "other");
-            expect(await stack.plugin.stop()).to.equal(0);
-        }
-        expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
-    }));
 
     it("a Delete answered to an engine killed right after (kill -9 of the CLI mid-destroy): no later run says the state holds the grant", () => machine(async (stack, engine, home) => {
         const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
