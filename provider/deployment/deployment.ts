@@ -15,9 +15,7 @@
 //     that is no preview (the CLI's command line, process/command.ts) — the engine then holds that operation's
 //     outcome, which is IAM's for every grant in the resource's scope (a refresh that finds the resource gone drops
 //     it, as a Delete does). What a preview read (`preview --refresh`, `--preview-only`) is saved nowhere: neither
-//     its Reads' answers nor the Diffs and preview Updates that carry them count. A command run without
-//     `--skip-preview` previews first, in processes that look like its run's, and the user may decline the run: its
-//     Reads' answers (and the Diffs that carry them) are left to the resource's next request;
+//     its Reads' answers nor the Diffs and preview Updates that carry them count;
 //   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
 //     `-` grant back.
 // An item the engine's state disagrees with (its writer no longer running: a live writer's write is under way, as a
@@ -275,11 +273,6 @@ export type OperationKind = "create" | "import" | "refresh" | "update" | "delete
  */
 export interface RunCommand {
     preview?: boolean;
-    /**
-     * A command that records, run without `--skip-preview`: the engine previews it first, in processes that cannot
-     * be told from those of the run that may follow (or not: the user answers no, or stops it).
-     */
-    previewsFirst?: boolean;
     /** `--target` or `--exclude`: the run sends only some of the resources the engine holds. */
     partial?: boolean;
     /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
@@ -341,8 +334,6 @@ export class Deployment {
     private sawPreview = false;
     /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
     private heldHere = false;
-    /** Items this process's file says were answered: while one is open, the file stays (the next run's word decides). */
-    private readonly answeredHere = new Set<string>();
     private lines = 0;
 
     /**
@@ -361,14 +352,6 @@ export class Deployment {
     /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
     private get previewRun(): boolean {
         return this.command.preview === true || this.sawPreview;
-    }
-
-    /**
-     * Whether the engine surely saves what this process's Reads answer, once it has it: not in a preview, nor in a
-     * command that previews first (its preview's processes look like its run's, and the user may answer no).
-     */
-    private get readsSaved(): boolean {
-        return !this.previewRun && this.command.previewsFirst !== true;
     }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -444,7 +427,6 @@ export class Deployment {
 
     private append(line: Line, durable = false): void {
         if (line.op === "holds") this.heldHere = true;
-        if (line.op === "answered") for (const i of line.items) this.answeredHere.add(i);
         if (this.file) {
             try {
                 this.file.append(line, durable);
@@ -600,7 +582,7 @@ export class Deployment {
         // the Read's request carried the engine's word already. The Read may have been served by another process of
         // the run (an explicit provider's refresh and its Diff need not share one).
         let live: Set<string> | undefined;
-        const engineWord = !(declared && (this.readHere.has(urn) || (!this.readsSaved && this.command.refresh === true)));
+        const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
         // word on what the stack holds now.
         if (held && engineWord && !this.previewRun) this.hold(urn, held);
@@ -737,8 +719,8 @@ export class Deployment {
             // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
             // no longer records it (Ctrl-C twice): left to the next run's word.
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
-            // saved nowhere: it answers nothing the engine keeps; one of a command that previews first may be.
-            if (!op.preview && !(read && !this.readsSaved) && !this.stopping) this.hold(urn, drops ? null : claim ?? null);
+            // saved nowhere: it answers nothing the engine keeps.
+            if (!op.preview && !(read && this.command.preview === true) && !this.stopping) this.hold(urn, drops ? null : claim ?? null);
             if (!op.preview && claim && !(read && this.command.preview === true)) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
@@ -788,9 +770,7 @@ export class Deployment {
     async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
         const deadline = Date.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), sleep(Math.max(0, deadline - Date.now() - 1000))]);
-        // A Read's answer in a command that previews first may be its preview's, which the user may decline: left,
-        // answered, to the next request's word on the resource.
-        const recorded = [...this.answeredItems, ...(this.readsSaved ? this.answeredReads : [])];
+        const recorded = [...this.answeredItems, ...(this.previewRun ? [] : this.answeredReads)];
         if (this.running.size === 0 && this.cancels <= 1 && recorded.length > 0 && await engineAlive()) {
             this.append({ op: "settled", items: recorded }, true);
         }
@@ -880,12 +860,10 @@ export class Deployment {
         this.append({ op: "closed" });
         this.gather();
         const mine = thisProcess().id;
-        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry, and
-        // so does the word that an open item was answered (a Read's, of an entry another file holds): without it the
-        // next run would say, as never recorded, what the engine may hold.
+        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry.
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
             [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i))) ||
-            this.heldHere || [...this.answeredHere].some((i) => !this.known.settled.has(i) && this.known.entries.has(entryOf(i)));
+            this.heldHere;
         const file = this.file;
         if (!file) return; // the closing line could not be written: the folder was given up
         const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));

@@ -3,10 +3,7 @@
 //
 // Why: a ReadRequest carries no preview flag. The Reads of `pulumi preview --refresh`, `pulumi refresh
 // --preview-only` and `pulumi import --preview-only` look exactly like those of a refresh or import the engine
-// saves, and the crash journal must not take what a preview read for a record (deployment/deployment.ts). Nor can a
-// process tell the preview a command runs first (without `--skip-preview`: `pulumi refresh` asks "Do you want to
-// perform this refresh?" after it, and the user may answer no) from the run that follows it: both have the same
-// command line, so such a command is said to preview first.
+// saves, and the crash journal must not take what a preview read for a record (deployment/deployment.ts).
 //
 // Only what is certain is said: a parent that is not the CLI (a test harness, PULUMI_DEBUG_PROVIDERS), a platform
 // whose command lines this cannot read (Windows), or a command line it does not know leaves the run unknown, and
@@ -38,10 +35,7 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
     const excludes = values("--exclude");
     const partial = targets.length > 0 || excludes.length > 0;
     const refresh = command === "refresh" || flag("--refresh", "-r");
-    const preview = PREVIEWING.has(command) || flag("--preview-only");
-    // `-f` is `--skip-preview` but for import (its `--file`); short flags combine (`-fy`).
-    const skipsPreview = flag("--skip-preview") || (command !== "import" && rest.some((a) => /^-[A-Za-z]*f[A-Za-z]*$/.test(a)));
-    return { preview, previewsFirst: !preview && !skipsPreview, partial, refresh,
+    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh,
         ...(targets.length ? { targets } : {}), ...(excludes.length ? { excludes } : {}) };
 }
 

@@ -318,52 +318,23 @@ describe("one deployment, one truth", function () {
         }));
     }
 
-    // How the refresh that reads m runs: `pulumi refresh --yes` previews first, in processes like its run's, so its
-    // Read's answer is no record but an answered item, left to the engine's next word on m; that it was answered must
-    // outlive the reading process's file, also where another process holds the entry (a provider other than the one
-    // whose process took over the dead writer's file) and the CLI is killed right after.
-    const refreshes: [string, (stack: Stack, engine: Engine, home: string, read: (p: Plugin) => Promise<void>) => Promise<void>][] = [
-        ["`pulumi refresh --skip-preview`", async (stack, _engine, _home, read) => {
+    it("a Delete cut off after its write, then `pulumi refresh` (Pulumi's advice): the refresh drops the resource, and no later run says the state holds it", () => machine(async (stack, engine) => {
+        const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
+        await stack.nextDeployment();
+        await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, m.id, m.properties, "m"), true);
+        // `pulumi cancel`, then `pulumi refresh`: the Read finds the grant gone, and the engine drops m.
+        await stack.nextDeployment();
+        expect((await stack.plugin.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // Later runs of a program that no longer has m.
+        engine.logs.length = 0;
+        for (let i = 0; i < 2; i++) {
             await stack.nextDeployment();
-            await read(stack.plugin);
+            await stack.plugin.check(MEMBER, member("other"), {}, "other");
             expect(await stack.plugin.stop()).to.equal(0);
-        }],
-        ["`pulumi refresh --yes`", async (stack, engine, home, read) => {
-            await engine.nextRun();
-            const reader = await pluginOf(stack, engine, home, underCli(["refresh", "--yes"]));
-            await read(reader);
-            expect(await reader.stop()).to.equal(0);
-        }],
-        ["`pulumi refresh --yes` read by a process that does not hold the entry, the CLI killed after", async (stack, _engine, home, read) => {
-            const dying = await startEngine();
-            const first = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
-            await first.check(MEMBER, member("other"), {}, "other");
-            const reader = await pluginOf(stack, dying, home, underCli(["refresh", "--yes"]));
-            await read(reader);
-            dying.close();
-            expect(await reader.stop()).to.equal(0);
-            expect(await first.stop()).to.equal(0);
-        }],
-    ];
-    for (const [how, refresh] of refreshes) {
-        it(`a Delete cut off after its write, then ${how} (Pulumi's advice): the refresh drops the resource, and no later run says the state holds it`, () => machine(async (stack, engine, home) => {
-            const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
-            await stack.nextDeployment();
-            await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, m.id, m.properties, "m"), true);
-            // `pulumi cancel`, then `pulumi refresh`: the Read finds the grant gone, and the engine drops m.
-            await refresh(stack, engine, home, async (p) => {
-                expect((await p.read(MEMBER, m.id, m.properties, member("m"), "m")).id, "gone").to.equal("");
-            });
-            // Later runs of a program that no longer has m (the engine saved the drop): nothing is said of it.
-            engine.logs.length = 0;
-            for (let i = 0; i < 2; i++) {
-                await stack.nextDeployment();
-                await stack.plugin.check(MEMBER, member("other"), {}, "other");
-                expect(await stack.plugin.stop()).to.equal(0);
-            }
-            expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
-        }));
-    }
+        }
+        expect(saidOf(engine, "m", REMOVED), "said after the refresh that dropped it").to.deep.equal([]);
+    }));
 
     it("a Delete answered to an engine killed right after (kill -9 of the CLI mid-destroy): no later run says the state holds the grant", () => machine(async (stack, engine, home) => {
         const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
