@@ -56,9 +56,18 @@ describe("batched read-modify-writes", function () {
     it("changes sent as earlier ones are answered chain their writes on the answers; only the last is read back", async () => {
         // Reads lag writes by 300 ms: a chain that read between its writes would see its own changes missing.
         stack.emu.setBehavior({ propagationMs: 300 });
+        // After a cycle the loop lingers for the next change about as long as the engine's pace says, and at least
+        // `sendAfter`: 1 s here, so that the pause between waves (and this test's round trip, slow on a loaded
+        // machine) is not taken for the end of the changes.
+        await stack.configure({ "cloud:config:batching": JSON.stringify({ sendAfter: "1s" }) });
+        stack.emu.resetRequests();
         try {
             const waves = [0, 1, 2].map((w) => Array.from({ length: 10 }, (_, i) => `user:w${w}-${i}@example.com`));
-            for (const wave of waves) await Promise.all(wave.map((m) => stack.plugin.create(MEMBER, member(m))));
+            // Each wave sent 200 ms after the last was answered, as the engine saves its checkpoint in between.
+            for (const wave of waves) {
+                await Promise.all(wave.map((m) => stack.plugin.create(MEMBER, member(m))));
+                await sleep(200);
+            }
             const lookup = await stack.plugin.invoke(SERVICE_FN, { serviceName: SERVICE });
             const all = waves.flat().sort();
             expect(JSON.parse(String(lookup.return!.policyData)).bindings[0].members).to.deep.equal(all);
