@@ -17,11 +17,12 @@
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
 //   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`;
-//   - no false alarm: each grant the last `pulumi up` names is as its note says — in IAM and in no state
-//     (`pulumi stack export`), or gone from IAM while a state holds it;
+//   - no false alarm: each grant the last `pulumi up` (and the one after the notes' commands) names is as its note
+//     says — in IAM and in no state (`pulumi stack export`), or gone from IAM while a state holds it;
 //   - no warning survives its command: the user runs the `pulumi import` each note gives (sometimes its
-//     `--preview-only` first), then `pulumi up` (which removes what the program does not declare); the next `pulumi
-//     up` names nothing, and IAM holds exactly what the program declares (and the foreign grants).
+//     `--preview-only` first, which must not fail), then `pulumi up` (which removes what the program does not
+//     declare); the next `pulumi up` names nothing, and IAM holds exactly what the program declares (and the foreign
+//     grants); every preview drawn succeeds.
 // Seeded and replayable (the faults' timing is the machine's): `npm run campaign -- --seed S --trials N`.
 
 import * as fs from "fs";
