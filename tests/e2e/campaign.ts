@@ -30,7 +30,7 @@ import * as os from "os";
 import * as path from "path";
 import { ChildProcess, spawn } from "child_process";
 import type { Emulator } from "../../emulator";
-import { PACKAGE, pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
+import { pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
 import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
 import { tarball } from "../../scripts/platforms";
 
@@ -40,16 +40,13 @@ const FOREIGN = "roles/viewer user:foreign@example.com";
 /** The release a drawn upgrade moves to: the same plugin, installed under the next minor version. */
 const UPGRADE = VERSION.replace(/^(\d+)\.(\d+)\..*$/, (_, major: string, minor: string) => `${major}.${Number(minor) + 1}.0`);
 
-/** What every installed release of the plugin runs from (their command lines start with it). */
-const pluginsOf = (sb: PulumiSandbox) => path.join(sb.dir, "home", "plugins", `resource-${PACKAGE}-v`);
-
 /**
  * Installs the next release in the sandbox, once: this plugin's Node-folder build (its bundle is plain JavaScript)
  * with its version, in the bundle, package.json and schema, said as `version` — a plugin that reports the release it
  * is installed as, as a real upgrade's does (the engine checks, and `pulumi import` loads its schema by it).
  */
 async function installed(sb: PulumiSandbox, version: string): Promise<void> {
-    if (fs.existsSync(pluginsOf(sb) + version)) return;
+    if (fs.existsSync(sb.pluginDirOf(version))) return;
     const stage = path.join(sb.dir, `release-${version}`);
     fs.cpSync(pluginFolder(FOLDER_PLATFORM), stage, { recursive: true });
     for (const file of ["lib/main.js", "package.json", "schema.json"]) {
@@ -60,7 +57,7 @@ async function installed(sb: PulumiSandbox, version: string): Promise<void> {
     }
     const file = `${stage}.tar.gz`;
     tarball(stage, file);
-    await sb.pulumi(["plugin", "install", "resource", PACKAGE, version, "--file", file], sb.dir);
+    await sb.installPlugin(version, file);
 }
 
 /** mulberry32: a small seeded generator, so a seed replays the same programs and fault choices. */
@@ -332,8 +329,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     for (const req of emu.requests.slice(struckFrom)) if (req.status !== 200) answers[req.status] = (answers[req.status] ?? 0) + 1;
     // The plugins end by themselves once their engine is gone.
     const waitStart = Date.now();
-    for (let i = 0; i < 100 && pidsWith(pluginsOf(sb)).length > 0; i++) await sleep(100);
-    const lingered = pidsWith(pluginsOf(sb)).length;
+    for (let i = 0; i < 100 && pidsWith(sb.pluginDirOf("")).length > 0; i++) await sleep(100);
+    const lingered = pidsWith(sb.pluginDirOf("")).length;
     const running = processes();
     for (const h of hosts) if (running.some((p) => p.pid === h.pid && p.start === h.start)) process.kill(h.pid, "SIGKILL");
     if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
@@ -346,9 +343,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     write(final);
     const said: RunResult[] = [];
     let repairs = 0;
-    // `--preview-only` is refused beside `--yes`, which the sandbox's PULUMI_SKIP_CONFIRMATIONS implies.
     const tryRun = async (args: string[]): Promise<RunResult> => {
-        const res = await sb.tryPulumi(args, dir, undefined, args.includes("--preview-only") ? { PULUMI_SKIP_CONFIRMATIONS: "" } : {});
+        const res = await sb.tryPulumi(args, dir);
         said.push(res);
         // Pulumi's engine (3.248) can save a snapshot it then refuses (a `--target` run that creates the default
         // provider puts it after the resources that use it): the user runs what its error recommends, then the
@@ -383,7 +379,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     }
     // What IAM and the state hold as the last `up` starts: a note said as a run starts is true of that moment (and
     // that very run may then settle it: an `up` whose Create records the grant).
-    const before = { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
+    const world = async (): Promise<World> => ({ iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
+    const before = await world();
     const last = await tryRun(["up", ...yes]);
 
     const problems: string[] = [];
@@ -414,7 +411,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             }
         }
     };
-    falseAlarms("the last `pulumi up`", last, before, { iam: inIam, held: await heldByState(sb, dir) });
+    falseAlarms("the last `pulumi up`", last, before, await world());
     for (const g of leftovers) {
         const [, role, member] = g.split(" ");
         if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
@@ -435,9 +432,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
         }
-        const afterImports = { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
+        const afterImports = await world();
         const cleared = await tryRun(["up", ...yes]);
-        falseAlarms("the `pulumi up` after the notes' commands", cleared, afterImports, { iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
+        falseAlarms("the `pulumi up` after the notes' commands", cleared, afterImports, await world());
         const quiet = await tryRun(["up", ...yes]);
         if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
         const settled = iamOf(emu, ps);
@@ -528,7 +525,7 @@ function strike(cli: ChildProcess, fault: Fault, sb: PulumiSandbox, r: Rand): vo
     const group = -cli.pid!;
     switch (fault) {
         case "kill -9 of a plugin": {
-            const pids = pidsWith(pluginsOf(sb));
+            const pids = pidsWith(sb.pluginDirOf(""));
             if (pids.length) process.kill(pick(r, pids), "SIGKILL");
             return;
         }

@@ -127,8 +127,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
         const u = await sb.tryPulumi(["up", "--yes", "--skip-preview"], p.dir);
         expect(u.code).not.to.equal(0);
         expect(u.stdout).to.contain(wrong).and.contain("cloud:serviceManagementCustomEndpoint").and.not.contain("check serviceName");
-        const preview = await sb.exec(path.join(sb.bin, "pulumi"), ["refresh", "--preview-only", "--non-interactive"], p.dir,
-            { PULUMI_SKIP_CONFIRMATIONS: "" });
+        const preview = await sb.tryPulumi(["refresh", "--preview-only"], p.dir);
         expect(preview.stdout).to.contain(wrong).and.not.match(/delete/);
         const r: RunResult = await sb.tryPulumi(["refresh", "--yes"], p.dir);
         expect(r.code).not.to.equal(0);
@@ -191,8 +190,7 @@ describe("e2e: never lose a grant (real CLI and YAML host)", function () {
 
         emu.setPolicy(p.parent, { bindings: [{ role: "roles/servicemanagement.serviceController",
             members: ["user:a@example.com", "user:c@example.com", "user:d@example.com"] }] });
-        const refresh = await sb.exec(path.join(sb.bin, "pulumi"), ["refresh", "--preview-only", "--diff", "--non-interactive"], p.dir,
-            { PULUMI_SKIP_CONFIRMATIONS: "" });
+        const refresh = await sb.tryPulumi(["refresh", "--preview-only", "--diff"], p.dir);
         expect(refresh.stdout).to.match(/~ members: \[\s*\n\s*- \[1\]: "user:b@example\.com"\s*\n\s*\+ \[2\]: "user:d@example\.com"/);
     });
 

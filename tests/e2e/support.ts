@@ -216,14 +216,24 @@ export class PulumiSandbox {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cloud-e2e-${name}-`));
         for (const d of ["home", "state"]) fs.mkdirSync(path.join(dir, d));
         const sandbox = new PulumiSandbox(dir, toolsBin());
-        if (installPlugin) await sandbox.pulumi(["plugin", "install", "resource", PACKAGE, VERSION, "--file", pluginTarball()], dir);
+        if (installPlugin) await sandbox.installPlugin(VERSION, pluginTarball());
         else delete sandbox.env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION;
         return sandbox;
     }
 
     /** The directory the plugin was installed to. */
     get pluginDir(): string {
-        return path.join(this.dir, "home", "plugins", `resource-${PACKAGE}-v${VERSION}`);
+        return this.pluginDirOf(VERSION);
+    }
+
+    /** Where release `version` of the plugin is installed (`""`: the start every release's folder shares). */
+    pluginDirOf(version: string): string {
+        return path.join(this.dir, "home", "plugins", `resource-${PACKAGE}-v${version}`);
+    }
+
+    /** Installs the plugin's tarball `file` as release `version`, as a user does by hand. */
+    async installPlugin(version: string, file: string): Promise<void> {
+        await this.pulumi(["plugin", "install", "resource", PACKAGE, version, "--file", file], this.dir);
     }
 
     /** A project directory with the given files. */
@@ -251,9 +261,13 @@ export class PulumiSandbox {
         return r;
     }
 
-    /** Runs `pulumi ARGS` in `cwd` (with `env` over the sandbox's), whatever its exit code. */
-    async tryPulumi(args: string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-        const r = await run(path.join(this.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], { cwd, env: { ...this.env, ...env }, input });
+    /**
+     * Runs `pulumi ARGS` in `cwd`, whatever its exit code. The sandbox skips confirmations, which the CLI takes as
+     * `--yes` and refuses beside `--preview-only`: there it does not.
+     */
+    async tryPulumi(args: string[], cwd: string, input?: string): Promise<RunResult> {
+        const env = args.includes("--preview-only") ? { ...this.env, PULUMI_SKIP_CONFIRMATIONS: "" } : this.env;
+        const r = await run(path.join(this.bin, "pulumi"), [...args, "--non-interactive", "--color", "never"], { cwd, env, input });
         this.transcript.push(`$ pulumi ${args.join(" ")}`, r.stdout, r.stderr);
         return r;
     }
