@@ -238,44 +238,52 @@ export interface ScaleRun extends ScaleSetting {
     preview: ScalePhase;
     destroy: ScalePhase;
     /**
-     * With `refreshQuotaPerMinute`: each refreshing command, without the quota and with it, in REFRESH_PAIRS pairs:
-     * the run of each with the median wall, and each pair's ratio of the walls (with / without).
+     * With `refreshQuotaPerMinute`: each refreshing command, REFRESH_RUNS times with the quota, each between two runs
+     * without it: the run of each with the median wall, and each quota run's ratio to the mean of the runs beside it.
      */
     refreshes?: { without: Record<Refresh, ScalePhase>; quota: Record<Refresh, ScalePhase>; ratios?: Record<Refresh, number[]> };
 }
 
-/** How many times each refreshing command runs without the quota and, right after, with it. */
-export const REFRESH_PAIRS = 3;
+/** How many times each refreshing command runs with the quota (and once more than that without it, around them). */
+export const REFRESH_RUNS = 3;
 
 /** The run of `runs` with the median wall (the lower middle of an even count). */
 function medianRun(runs: ScalePhase[]): ScalePhase {
     return [...runs].sort((x, y) => x.ms - y.ms)[Math.floor((runs.length - 1) / 2)];
 }
 
+/** Each run with the quota (`paced[i]`, run between `free[i]` and `free[i + 1]`) over the mean of the two beside it. */
+export function quotaRatios(free: number[], paced: number[]): number[] {
+    if (free.length !== paced.length + 1) throw new RangeError(`${paced.length} runs with the quota need ${paced.length + 1} around them, not ${free.length}`);
+    return paced.map((ms, i) => ms / ((free[i] + free[i + 1]) / 2));
+}
+
 /**
- * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change), without the quota and right after with
- * the emulator's quota set to `perMinute`, REFRESH_PAIRS times: side by side, so that the machine's load drifts as little
- * as may be within a pair, and the median of the pairs' ratios stands for the quota's cost rather than one pair's noise.
+ * Each of REFRESHES (`--expect-no-changes` fails a command that finds a change) without the quota and with the emulator's
+ * quota set to `perMinute`, in turns that start and end without it: free, quota, free, … free. Each quota run is compared
+ * with the mean of the free runs just before and after it, so that a machine getting slower or faster over the minutes
+ * (the stack's history growing, a neighbour's load) weighs on both sides of the ratio alike; a quota run always second
+ * of a pair made such drift look like the quota's cost.
  */
 async function refreshPhases(emu: Emulator, perMinute: number, phase: (args: string[], quota?: number) => Promise<ScalePhase>): Promise<NonNullable<ScaleRun["refreshes"]>> {
     const without: Partial<Record<Refresh, ScalePhase>> = {};
     const quota: Partial<Record<Refresh, ScalePhase>> = {};
     const ratios: Partial<Record<Refresh, number[]>> = {};
     for (const [name, args] of Object.entries(REFRESHES) as [Refresh, readonly string[]][]) {
-        const free: ScalePhase[] = [];
+        const free: ScalePhase[] = [await phase([...args])];
         const paced: ScalePhase[] = [];
-        for (let i = 0; i < REFRESH_PAIRS; i++) {
-            free.push(await phase([...args]));
+        for (let i = 0; i < REFRESH_RUNS; i++) {
             emu.setQuota(perMinute);
             try {
                 paced.push(await phase([...args], perMinute));
             } finally {
                 emu.setQuota(undefined);
             }
+            free.push(await phase([...args]));
         }
         without[name] = medianRun(free);
         quota[name] = medianRun(paced);
-        ratios[name] = paced.map((p, i) => p.ms / free[i].ms);
+        ratios[name] = quotaRatios(free.map((f) => f.ms), paced.map((p) => p.ms));
     }
     return { without: without as Record<Refresh, ScalePhase>, quota: quota as Record<Refresh, ScalePhase>, ratios: ratios as Record<Refresh, number[]> };
 }

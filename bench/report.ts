@@ -2,7 +2,7 @@
 // or BENCHMARKS.md with --write) with the run's date, commit and machine, an analysis generated from the same
 // figures, and how each figure is measured. Pure functions: bench.ts measures, this module only formats.
 
-import type { Refresh, ScalePhase, ScaleRun, ScaleSetting } from "./engine";
+import { REFRESH_RUNS, type Refresh, type ScalePhase, type ScaleRun, type ScaleSetting } from "./engine";
 
 /** The Go peer's figure (from the issue): the Terraform google-beta provider prints its handshake 63 ms after spawn. */
 const GO_PEER_MS = 63;
@@ -471,10 +471,10 @@ export function rowsFor(r: Results): Row[] {
                 for (const op of Object.keys(refreshes.without) as Refresh[]) {
                     const [free, paced] = [refreshes.without[op], refreshes.quota[op]];
                     rows.push(phaseRow(op, run, free, `≤ ${calls} calls (${REFRESH_READS_GOAL} × ${run.services} ${run.services === 1 ? "policy" : "policies"})`, free.calls <= calls));
-                    // The median of the pairs' ratios (each pair run side by side), where the run measured pairs.
-                    const pairs = refreshes.ratios?.[op];
-                    const ratio = pairs?.length ? [...pairs].sort((x, y) => x - y)[Math.floor((pairs.length - 1) / 2)] : paced.ms / free.ms;
-                    const how = pairs && pairs.length > 1 ? `the median of ${pairs.length} pairs' ratios (${pairs.map((x) => x.toFixed(2)).join(", ")})` : "";
+                    // The median of the quota runs' ratios (each to the runs without it around it), where the run measured them.
+                    const each = refreshes.ratios?.[op];
+                    const ratio = each?.length ? [...each].sort((x, y) => x - y)[Math.floor((each.length - 1) / 2)] : paced.ms / free.ms;
+                    const how = each && each.length > 1 ? `the median of ${each.length} runs' ratios to the runs around them (${each.map((x) => x.toFixed(2)).join(", ")})` : "";
                     rows.push({
                         ...phaseRow(op, { ...run, quotaPerMinute: run.refreshQuotaPerMinute }, paced,
                             `≤ ${calls} calls, ≤ ${SCALE_QUOTA_GOAL}× the wall without the quota`, paced.calls <= calls && ratio <= SCALE_QUOTA_GOAL),
@@ -785,9 +785,10 @@ const METHOD = [
     "run's wall time without it; the plugin's CPU per Member (up + destroy) from the smallest N to the largest grows ≤ 1.5×; peak " +
     "RSS under the Go peer's 127 MiB. On one policy (on 4 past 1,500 Members), once `up` and the preview have run: `pulumi refresh " +
     "--yes`, `pulumi preview --refresh` and `pulumi up --refresh --yes` (its preview included), each `--expect-no-changes`, without a quota " +
-    "and right after with the emulator's quota of 120 calls a minute set for them alone (the stack was made without it), in 3 such " +
-    "pairs: each shows the run with the median wall. Goals (issue 43): each ≤ 2 × K getIamPolicy calls for K policies, and with the " +
-    "quota ≤ 1.1× its wall time without it, judged by the median of the pairs' ratios. Every other setting runs once (minutes " +
+    `and with the emulator's quota of 120 calls a minute set for them alone (the stack was made without it), in turns: ${REFRESH_RUNS + 1} runs ` +
+    `without it around ${REFRESH_RUNS} with it; each shows the run with the median wall. Goals (issue 43): each ≤ 2 × K getIamPolicy calls for K policies, and with the ` +
+    `quota ≤ 1.1× its wall time without it, judged by the median of the ${REFRESH_RUNS} ratios of a run with it to the mean of the runs without it just before and ` +
+    "after (a machine's drift over the minutes weighs on both sides alike). Every other setting runs once (minutes " +
     "each): those figures are single runs, not medians.",
     "- **Dist**: `node build/scripts/dist.js --out DIR` (what `npm run dist` runs, after compiling) for every platform, into a fresh folder " +
     "under `build/bench`, timed from spawn to exit, after every other section (it keeps both cores busy); then again into another fresh " +
