@@ -24,8 +24,11 @@
 // policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
 // every run until it is settled, with the command that resolves it — except an answered operation's items, which
 // wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
-// an addition in a run that does not send every resource, `--target`/`--exclude`). A run in which every operation
-// was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed by a warning.
+// an addition in a run that does not send every resource: `--target`/`--exclude`, `import`, and a preview, which
+// sends none it would delete — also the first run of an `up`/`destroy`/`refresh` without `--skip-preview`, unless
+// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it). A run in which
+// every operation was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed
+// by a warning.
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
 // and resources that fight over a grant are told so, whichever process serves them; and, across runs, what each
 // resource's state held when last seen, so a Delete keeps what a resource the run has not Checked, and that stays in
@@ -44,7 +47,7 @@ import { token } from "../package/tokens";
 import { PACKAGE_NAME } from "../package/version";
 import { Claim, Kept, ResourceContext, shortUrn } from "../resources/resource";
 import { ClaimIndex, conflictOf, covers, Notice } from "./claims";
-import { crypto, Peer, privateFolder, ProcessFile, thisProcess, Writer } from "./files";
+import { crypto, laterRunOfCli, Peer, privateFolder, ProcessFile, thisProcess, Writer } from "./files";
 
 /** A journaled write: the grants it added and removed on one parent, for one resource. */
 interface Entry {
@@ -273,7 +276,12 @@ export type OperationKind = "create" | "import" | "refresh" | "update" | "delete
  */
 export interface RunCommand {
     preview?: boolean;
-    /** `--target` or `--exclude`: the run sends only some of the resources the engine holds. */
+    /**
+     * A command that saves what it does and, unless `--skip-preview` (`previewsFirst` false), previews it first in
+     * plugin processes of their own (`pulumi up`, `destroy`, `refresh`): a run of it may be that preview.
+     */
+    previewsFirst?: boolean;
+    /** `--target`, `--exclude` or `pulumi import`: the run sends only some of the resources the engine holds. */
     partial?: boolean;
     /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
     refresh?: boolean;
@@ -332,6 +340,10 @@ export class Deployment {
     private cancels = 0;
     /** A preview-flagged operation came: this process serves a preview, whatever the command line says. */
     private sawPreview = false;
+    /** An operation no preview sends came (a Delete, an unflagged Create or Update): this process serves no preview. */
+    private sawUpdate = false;
+    /** This run came after another of the same CLI process (the update after its preview): see laterRunOfCli. */
+    private laterRun = false;
     /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
     private heldHere = false;
     private lines = 0;
@@ -352,6 +364,14 @@ export class Deployment {
     /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
     private get previewRun(): boolean {
         return this.command.preview === true || this.sawPreview;
+    }
+
+    /**
+     * Whether this run may be a preview: one it knows of (previewRun), or the first run of a command that previews
+     * first, which nothing has shown to be its update. A preview does not send the resources it would delete.
+     */
+    private get mayBePreview(): boolean {
+        return this.previewRun || (this.command.previewsFirst === true && !this.laterRun && !this.sawUpdate);
     }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -407,6 +427,7 @@ export class Deployment {
             return this.unprotected(folder, `a file cannot be written there (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }
         if (this.providerId) this.append({ op: "serves", provider: this.providerId });
+        if (this.command.previewsFirst) this.laterRun = laterRunOfCli(folder, this.run);
         try {
             this.takeOver();
         } catch (e) {
@@ -700,6 +721,7 @@ export class Deployment {
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
         if (op.held && !op.preview) this.state(urn, op.held);
         if (op.preview) this.sawPreview = true;
+        else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;
         const read = op.kind === "refresh" || op.kind === "import";
         if (read) this.readHere.add(urn);
         let resourceId: string | undefined;
@@ -847,11 +869,13 @@ export class Deployment {
      * Whether an answered item left open at this run's end is not said. A removal (`-`) whose answer the engine may
      * not have recorded leaves the resource in its state or not: if it does, that resource's next request carries the
      * state and decides (a Diff puts the grant back, a refresh drops the resource); if not, there is nothing to say.
-     * An addition (`+`) is said only by a run that sends every resource it holds: a `--target` or `--exclude` run
-     * does not, and its silence on a resource says nothing of whether the engine holds it.
+     * An addition (`+`) is said only by a run that sends every resource it holds: not a `--target` or `--exclude`
+     * run, nor `pulumi import`, nor a preview (it sends no resource it would delete: after a revert, one the engine
+     * recorded before a Ctrl-C twice), and the silence of such a run on a resource says nothing of whether the
+     * engine holds it; the update after the preview says it.
      */
     private unsaidAnswered(i: Item): boolean {
-        return i.sign === "-" || this.command.partial === true;
+        return i.sign === "-" || this.command.partial === true || this.mayBePreview;
     }
 
     /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */

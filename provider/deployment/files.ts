@@ -8,6 +8,8 @@
 //     "dead";
 //   - folders are never removed (a process that made one but has not written yet can never lose it) and files only
 //     by a process that has taken over everything they held;
+//   - a CLI process's marker (which of its runs came first: see laterRunOfCli) is removed only once that CLI, told
+//     by its PID and start time, no longer runs;
 //   - a line that guards a write is on disk (fsync) before the write is sent;
 //   - a folder that is a symbolic link, belongs to another user or is open to others is never used: the caller
 //     is told why, and runs on without it.
@@ -144,6 +146,78 @@ function stillRuns(folder: string, w: Writer, touched: number, now = Date.now())
         if (w.start !== undefined && thisProcess().start !== undefined) return startTime(w.pid) === w.start;
     }
     return beaconSays(folder, w) ?? now - touched < STALE_MS;
+}
+
+/** A CLI process's marker in a stack's folder (see laterRunOfCli), and a copy of one being made. */
+const MARKER = /^cli-[0-9a-f]{16}\.run$/;
+const MARKER_COPY = /^cli-[0-9a-f]{16}\.run\.[0-9a-f-]+$/;
+
+interface CliMarker {
+    pid: number;
+    start?: string;
+    host: string;
+    pidns?: string;
+    run: string;
+}
+
+/**
+ * Whether `run` comes after another run of the CLI process that started this one, in `folder`: a recording
+ * command (`pulumi up`, `destroy`, `refresh` without `--skip-preview`) runs its preview first, in plugin processes
+ * of its own, then its update in new ones, and a preview does not send the resources it would delete. The CLI's
+ * first run to reach the folder leaves a marker naming that run (made whole, then linked: a reader never sees half
+ * of it); markers of CLI processes that no longer run are removed. False for the first run, and where it cannot tell.
+ */
+export function laterRunOfCli(folder: string, run: string): boolean {
+    const me = thisProcess();
+    const cli = { pid: process.ppid, start: startTime(process.ppid), host: me.host, pidns: me.pidns };
+    const name = `cli-${crypto().createHash("sha256").update(JSON.stringify(cli)).digest("hex").slice(0, 16)}.run`;
+    removeDeadMarkers(folder, name);
+    const marker = path.join(folder, name);
+    const copy = `${marker}.${me.id}`;
+    try {
+        fs.writeFileSync(copy, JSON.stringify({ ...cli, run } satisfies CliMarker), { mode: 0o600, flag: "wx" });
+        try {
+            fs.linkSync(copy, marker);
+            return false;
+        } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") return false;
+        } finally {
+            fs.rmSync(copy, { force: true });
+        }
+        return (JSON.parse(fs.readFileSync(marker, "utf8")) as CliMarker).run !== run;
+    } catch {
+        return false;
+    }
+}
+
+/**
+ * Removes the markers of CLI processes of this host and PID namespace that no longer run (another's cannot be
+ * told: left), and copies a process died before linking.
+ */
+function removeDeadMarkers(folder: string, keep: string): void {
+    const me = thisProcess();
+    let names: string[];
+    try {
+        names = fs.readdirSync(folder);
+    } catch {
+        return;
+    }
+    for (const name of names) {
+        const file = path.join(folder, name);
+        try {
+            if (MARKER_COPY.test(name)) {
+                if (Date.now() - fs.statSync(file).mtimeMs > STALE_MS) fs.rmSync(file, { force: true });
+                continue;
+            }
+            if (!MARKER.test(name) || name === keep) continue;
+            const m = JSON.parse(fs.readFileSync(file, "utf8")) as CliMarker;
+            if (m.host !== me.host || m.pidns !== me.pidns) continue;
+            const runs = pidRuns(m.pid) && (m.start === undefined || startTime(m.pid) === m.start);
+            if (!runs) fs.rmSync(file, { force: true });
+        } catch {
+            // gone already, or unreadable: another process is at it
+        }
+    }
 }
 
 /**

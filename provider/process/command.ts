@@ -33,9 +33,11 @@ export function runCommandOf(argv: readonly string[]): RunCommand {
         a === n && i + 1 < rest.length ? [rest[i + 1]] : a.startsWith(`${n}=`) ? [a.slice(n.length + 1)] : []));
     const targets = values("--target", "-t");
     const excludes = values("--exclude");
-    const partial = targets.length > 0 || excludes.length > 0;
+    // `pulumi import` sends the resources it imports, none of the others the stack holds.
+    const partial = targets.length > 0 || excludes.length > 0 || command === "import";
     const refresh = command === "refresh" || flag("--refresh", "-r");
-    return { preview: PREVIEWING.has(command) || flag("--preview-only"), partial, refresh,
+    const preview = PREVIEWING.has(command) || flag("--preview-only");
+    return { preview, previewsFirst: !preview && RECORDING.has(command) && !flag("--skip-preview", "-f"), partial, refresh,
         ...(targets.length ? { targets } : {}), ...(excludes.length ? { excludes } : {}) };
 }
 

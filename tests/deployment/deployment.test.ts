@@ -221,6 +221,34 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "pending")).to.have.length(named);
     }));
 
+    it("a Create answered before a Ctrl-C twice and recorded, its resource dropped from the program: no run that may be a preview, nor an import, says it is in no state; the update deletes it", () => machine(async (stack, engine, home) => {
+        const dying = await startEngine();
+        const p = await pluginOf(stack, dying, home);
+        const kept = await p.create(MEMBER, member("kept"), false, "kept");
+        await p.create(MEMBER, member("pending"), false, "pending");
+        dying.close();
+        expect(await p.stop()).to.equal(0);
+        // The engine recorded kept (not pending); the program no longer declares kept. Runs that send no Delete: a
+        // preview, the first run of an `up` without --skip-preview (its preview, as far as the plugin can tell), an import.
+        for (const command of [["preview"], ["up", "--yes"], ["import", "--yes", MEMBER, "x", "some-id"]]) {
+            await engine.nextRun();
+            const run = await pluginOf(stack, engine, home, underCli(command));
+            await run.check(MEMBER, member("other"), {}, "other");
+            expect(await run.stop()).to.equal(0);
+            expect(saidOf(engine, "kept"), `\`pulumi ${command.join(" ")}\` says the state lacks kept`).to.deep.equal([]);
+            expect(saidOf(engine, "pending"), `\`pulumi ${command.join(" ")}\``).to.deep.equal([]);
+        }
+        // The update (`--skip-preview`, or the CLI's run after its preview) sends the Delete of kept, and names pending.
+        await engine.nextRun();
+        const up = await pluginOf(stack, engine, home, underCli(["up", "--yes", "--skip-preview"]));
+        await up.check(MEMBER, member("other"), {}, "other");
+        await up.delete(MEMBER, kept.id, kept.properties, "kept");
+        expect(await up.stop()).to.equal(0);
+        expect(saidOf(engine, "kept")).to.deep.equal([]);
+        expect(saidOf(engine, "pending")).to.have.length(1);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("pending")]);
+    }));
+
     it("Ctrl-C twice with the engine still closing: an answer given after the stop began is no record; the next run names the grant", () => machine(async (stack, engine) => {
         // A write lands and its answer is held; SIGINT reaches the plugin (the terminal's Ctrl-C) before the answer.
         stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 1500 } });

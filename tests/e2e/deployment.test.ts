@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Emulator, startEmulator } from "../../emulator";
 import { JOURNAL_SAYS, skipWithoutMountNamespace, withReadOnly } from "../support/machine";
-import { listGrants } from "../support/plugin";
+import { listGrants, ROLE } from "../support/plugin";
 import { recordWrites } from "../support/proxy";
 import { PulumiSandbox, skipUnless, sleep, toolsMissing, waitFor, yaml } from "./support";
 
@@ -259,6 +259,63 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         expect(up.stdout).not.to.contain("crash journal");
         expect(grants(p.parent)).to.deep.equal(["roles/servicemanagement.serviceConsumer user:g@example.com", "roles/servicemanagement.serviceConsumer user:h@example.com"]);
         await sb.pulumi(["preview", "--expect-no-changes"], p.dir);
+    });
+
+    it("Ctrl-C twice mid-up, the program reverted, `pulumi preview`, then `pulumi up` with its preview: neither names a grant the state holds; the up removes them and names what it leaves", async () => {
+        const p = await fresh("ctrlcrevert");
+        p.write(Array.from({ length: 60 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+        const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
+        await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
+        process.kill(-up.child.pid!, "SIGINT");
+        await sleep(20);
+        process.kill(-up.child.pid!, "SIGINT");
+        await up.exited;
+        await sleep(2000);
+        emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        // The engine recorded the Creates answered before the Ctrl-C; the plugin cannot know which it recorded.
+        const held = (await stateUrns(p.dir)).map((u) => u.split("::").pop()!);
+        expect(held.length, "Creates recorded before the Ctrl-C").to.be.greaterThan(1);
+        const namedIn = (out: string) => [...out.matchAll(/(m\d+)@example\.com on services\/\S+ was written for/g)].map((m) => m[1]);
+        // The user reverts the program to its first Member and looks: the preview sends none of the Members it would
+        // delete, so its silence on them says nothing of whether the engine holds them.
+        p.write(yaml.member("m0", p.service, "user:m0@example.com"));
+        const preview = await sb.pulumi(["preview"], p.dir);
+        for (const n of namedIn(preview.stdout)) expect(held, `${n} named "in no state" by the preview, yet the state holds it`).not.to.include(n);
+        const pending = (JSON.parse((await sb.pulumi(["stack", "export"], p.dir)).stdout).deployment.pending_operations ?? []).length;
+        if (pending) await sb.pulumi(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"], p.dir);
+        const before = (await stateUrns(p.dir)).map((u) => u.split("::").pop()!);
+        // `pulumi up --yes`: its preview, then its update (a later run of the same CLI), which deletes what the state
+        // holds and the program dropped, and names what is in IAM and in no state.
+        const next = await sb.pulumi(["up", "--yes"], p.dir);
+        for (const n of namedIn(next.stdout)) expect(before, `${n} named "in no state" by the up, yet the state held it`).not.to.include(n);
+        const left = grants(p.parent).filter((g) => g !== `${ROLE} user:m0@example.com`);
+        for (const g of left) expect(next.stdout, `${g} left in IAM and not named by the up`).to.contain(g.split(" ")[1]);
+        process.stdout.write(`      ${held.length} held after the Ctrl-C; the preview named ${namedIn(preview.stdout).length}, the up ${namedIn(next.stdout).length}; ${left.length} left in IAM\n`);
+    });
+
+    it("kill -9 of the CLI mid-up after answered Creates it never saved, then `pulumi up` with its preview and nothing to change: its update names every grant left in IAM and in no state", async () => {
+        const p = await fresh("clikillnochange");
+        p.write(yaml.member("m0", p.service, "user:m0@example.com"));
+        await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
+        p.write(Array.from({ length: 60 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+        // Without checkpoints the engine saves the update only at its end: every Create answered before the kill is
+        // answered and never recorded — what only the run that sends every resource may name.
+        const up = background(p.dir, ["up", "--yes", "--skip-preview"], { PULUMI_SKIP_CHECKPOINTS: "true" });
+        await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
+        await killCliMidWrites(up, p.dir);
+        expect(await stateUrns(p.dir), "the state as the first up left it").to.have.length(1);
+        const orphans = grants(p.parent).filter((g) => g !== `${ROLE} user:m0@example.com`);
+        // The program declares what the state holds: the update changes nothing, and only the CLI's order of runs
+        // (its preview first, then its update) tells the update's plugin that it is no preview.
+        p.write(yaml.member("m0", p.service, "user:m0@example.com"));
+        const next = await sb.pulumi(["up", "--yes", "--expect-no-changes"], p.dir);
+        const update = next.stdout.slice(next.stdout.indexOf("Updating ("));
+        process.stdout.write(`      ${orphans.length} in IAM and in no state; the update names ${orphans.filter((g) => update.includes(g.split(" ")[1])).length}\n`);
+        expect(orphans.length).to.be.greaterThan(10);
+        for (const g of orphans) expect(update, `${g} left in IAM and not named by the update`).to.contain(g.split(" ")[1]);
+        expect(update).not.to.contain("user:m0@example.com");
     });
 
     for (const how of ["Ctrl-C twice", "kill -9 of the CLI"] as const) {
