@@ -6,8 +6,8 @@
 // has landed and its answer is held; while Google's side may answer 429s, 503s, resets, or lose the answer of a write
 // it applied, and a writer outside Pulumi may change the same policies (our writes then meet 409s). The user then
 // recovers as Pulumi tells them to (`pulumi cancel` for a lock, `pulumi refresh --clear-pending-creates`, `pulumi
-// up`), sometimes with the program reverted, and runs what users run around a crash: `pulumi preview --refresh` (as CI
-// does on every change), `pulumi refresh --preview-only`, `pulumi up --target` and `pulumi destroy --target` of one
+// up`), sometimes with the program reverted, and runs what users run around a crash: `pulumi preview`, `pulumi preview
+// --refresh` (as CI does on every change), `pulumi refresh --preview-only`, `pulumi up --target` and `pulumi destroy --target` of one
 // resource, each drawn (a snapshot Pulumi then refuses to read, its engine's own bug after a `--target` run, is
 // repaired with `pulumi state repair`, as its error recommends); some trials upgrade the plugin as they recover (the
 // program pinned the old release), some rename the stack (before the crash, or between the warnings and the commands
@@ -17,8 +17,9 @@
 //   - no declared grant lost: every grant the program declares is in IAM;
 //   - nothing foreign removed: grants no resource declares, made outside Pulumi, are still there;
 //   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`;
-//   - no false alarm: each grant the last `pulumi up` (and the one after the notes' commands) names is as its note
-//     says — in IAM and in no state (`pulumi stack export`), or gone from IAM while a state holds it;
+//   - no false alarm: each grant any command of the recovery names (its ups, previews, refreshes, `--target` runs and
+//     imports) is as its note says — in IAM and in no state (`pulumi stack export`), or gone from IAM while a state
+//     holds it — as the command started or as it ended;
 //   - no warning survives its command: the user runs the `pulumi import` each note gives (sometimes its
 //     `--preview-only` first, which must not fail), then `pulumi up` (which removes what the program does not
 //     declare); the next `pulumi up` names nothing, and IAM holds exactly what the program declares (and the foreign
@@ -261,6 +262,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const previewsFirst = r() < 0.4;
     const yes = previewsFirst ? ["--yes"] : ["--yes", "--skip-preview"];
     if (previewsFirst) operations.push("without --skip-preview");
+    // A plain `pulumi preview` as the user looks before recovering (of the reverted program, when reverted).
+    if (r() < 0.4) operations.push("preview");
     if (upgrade) operations.push("plugin upgrade");
     if (rename) operations.push(`stack rename ${rename}`);
     if (struck !== "up") operations.push(`struck ${struck}`);
@@ -358,47 +361,12 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         return res;
     };
     const locked = (res: RunResult) => /locked|lock file/i.test(res.stdout + res.stderr);
-    if (userRunsUpFirst) {
-        const first = await tryRun(["up", ...yes]);
-        if (locked(first)) await tryRun(["cancel", "--yes"]);
-    } else {
-        await tryRun(["cancel", "--yes"]);
-    }
-    // A preview that fails shows the user nothing: each is a problem.
-    const looked: RunResult[] = [];
-    if (operations.includes("preview --refresh")) looked.push(await tryRun(["preview", "--refresh"]));
-    if (operations.includes("refresh --preview-only")) looked.push(await tryRun(["refresh", "--preview-only"]));
-    await tryRun(["refresh", ...yes, "--clear-pending-creates"]);
-    if (operations.includes("up --target") && final.resources.length) {
-        const res = pick(r, final.resources);
-        await tryRun(["up", ...yes, "--target", urnOf(stack, label, res)]);
-    }
-    if (operations.includes("destroy --target") && final.resources.length) {
-        const res = pick(r, final.resources);
-        await tryRun(["destroy", ...yes, "--target", urnOf(stack, label, res)]);
-    }
-    // What IAM and the state hold as the last `up` starts: a note said as a run starts is true of that moment (and
-    // that very run may then settle it: an `up` whose Create records the grant).
-    const world = async (): Promise<World> => ({ iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
-    const before = await world();
-    const last = await tryRun(["up", ...yes]);
-
     const problems: string[] = [];
-    for (const res of looked) if (res.code !== 0) problems.push(`a preview failed: ${failure(res)}`);
-    if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
-    const converged = await tryRun(["preview", "--expect-no-changes"]);
-    if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
-    const inIam = iamOf(emu, ps);
-    const want = declared(ps, final);
-    for (const g of want) if (!inIam.has(g)) problems.push(`lost: ${g} is declared and not in IAM`);
-    for (const which of ["service", "consumer"] as const) {
-        if (!inIam.has(`${parentName(ps, which)} ${FOREIGN}`)) problems.push(`foreign removed: ${FOREIGN} on ${parentName(ps, which)}`);
-    }
-    for (const g of writerGrants) if (!inIam.has(g)) problems.push(`foreign removed: ${g}, added by another writer during the struck command`);
-    const foreign = (g: string) => g.endsWith(FOREIGN) || writerGrants.includes(g);
-    const leftovers = [...inIam].filter((g) => !want.has(g) && !foreign(g));
-    // No false alarm: each grant an `up` names is what the note says — in IAM and in no state (written for a
-    // resource Pulumi did not record), or gone from IAM while a state holds it — as the run started or as it ended.
+    // What IAM and the state hold: a note said as a run starts is true of that moment (and that very run may then
+    // settle it: an `up` whose Create records the grant), one said as it ends of that one.
+    const world = async (): Promise<World> => ({ iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
+    // No false alarm: each grant a command names is what the note says — in IAM and in no state (written for a
+    // resource Pulumi did not record), or gone from IAM while a state holds it — as the command started or as it ended.
     const falseAlarms = (which: string, res: RunResult, before: World, after: World) => {
         for (const note of notesOf(res.stdout)) {
             const key = `${note.parent} ${note.grant}`;
@@ -411,7 +379,48 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             }
         }
     };
-    falseAlarms("the last `pulumi up`", last, before, await world());
+    /** A command of the recovery, every note it says judged against IAM and the state around it. */
+    const judged = async (args: string[]): Promise<RunResult> => {
+        const before = await world();
+        const res = await tryRun(args);
+        falseAlarms(`\`pulumi ${args.join(" ")}\``, res, before, await world());
+        return res;
+    };
+    if (userRunsUpFirst) {
+        const first = await judged(["up", ...yes]);
+        if (locked(first)) await tryRun(["cancel", "--yes"]);
+    } else {
+        await tryRun(["cancel", "--yes"]);
+    }
+    // A preview that fails shows the user nothing: each is a problem.
+    const looked: RunResult[] = [];
+    if (operations.includes("preview")) looked.push(await judged(["preview"]));
+    if (operations.includes("preview --refresh")) looked.push(await judged(["preview", "--refresh"]));
+    if (operations.includes("refresh --preview-only")) looked.push(await judged(["refresh", "--preview-only"]));
+    await judged(["refresh", ...yes, "--clear-pending-creates"]);
+    if (operations.includes("up --target") && final.resources.length) {
+        const res = pick(r, final.resources);
+        await judged(["up", ...yes, "--target", urnOf(stack, label, res)]);
+    }
+    if (operations.includes("destroy --target") && final.resources.length) {
+        const res = pick(r, final.resources);
+        await judged(["destroy", ...yes, "--target", urnOf(stack, label, res)]);
+    }
+    const last = await judged(["up", ...yes]);
+
+    for (const res of looked) if (res.code !== 0) problems.push(`a preview failed: ${failure(res)}`);
+    if (last.code !== 0) problems.push(`the last \`pulumi up\` failed: ${failure(last)}`);
+    const converged = await judged(["preview", "--expect-no-changes"]);
+    if (converged.code !== 0) problems.push(`not converged: \`pulumi preview --expect-no-changes\` exited ${converged.code}: ${converged.stdout.slice(-600)}`);
+    const inIam = iamOf(emu, ps);
+    const want = declared(ps, final);
+    for (const g of want) if (!inIam.has(g)) problems.push(`lost: ${g} is declared and not in IAM`);
+    for (const which of ["service", "consumer"] as const) {
+        if (!inIam.has(`${parentName(ps, which)} ${FOREIGN}`)) problems.push(`foreign removed: ${FOREIGN} on ${parentName(ps, which)}`);
+    }
+    for (const g of writerGrants) if (!inIam.has(g)) problems.push(`foreign removed: ${g}, added by another writer during the struck command`);
+    const foreign = (g: string) => g.endsWith(FOREIGN) || writerGrants.includes(g);
+    const leftovers = [...inIam].filter((g) => !want.has(g) && !foreign(g));
     for (const g of leftovers) {
         const [, role, member] = g.split(" ");
         if (!last.stdout.includes(`${role} ${member}`)) problems.push(`unnamed: ${g} is in IAM, declared by nothing, and the last \`pulumi up\` does not name it`);
@@ -426,15 +435,13 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
             // A user who looks first: the preview of the import records nothing, and changes nothing of what follows.
             if (importPreviewFirst) {
                 if (!operations.includes("import --preview-only")) operations.push("import --preview-only");
-                const preview = await tryRun(["import", "--preview-only", "--protect=false", m[1], m[2], m[3]]);
+                const preview = await judged(["import", "--preview-only", "--protect=false", m[1], m[2], m[3]]);
                 if (preview.code !== 0) problems.push(`a preview failed: ${failure(preview)}`);
             }
-            const imported = await tryRun(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
+            const imported = await judged(["import", "--yes", "--protect=false", m[1], m[2], m[3]]);
             if (imported.code !== 0) problems.push(`the command a note gives failed: pulumi import ${m[2]} '${m[3]}': ${(imported.stdout + imported.stderr).slice(-400)}`);
         }
-        const afterImports = await world();
-        const cleared = await tryRun(["up", ...yes]);
-        falseAlarms("the `pulumi up` after the notes' commands", cleared, afterImports, await world());
+        await judged(["up", ...yes]);
         const quiet = await tryRun(["up", ...yes]);
         if (quiet.stdout.includes("crash journal")) problems.push(`a warning survived its command: ${quiet.stdout.slice(quiet.stdout.indexOf("crash journal") - 80).slice(0, 800)}`);
         const settled = iamOf(emu, ps);
