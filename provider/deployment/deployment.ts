@@ -82,6 +82,11 @@ type Sign = "+" | "-";
  */
 const providerKey = (id: string) => id.replace(/::default_\d+_\d+_\d+[\w.-]*(?=\|)/, "::default");
 
+const NONE: ReadonlySet<string> = new Set();
+
+/** The endpoint part of a provider's id (`urn|endpoint`). */
+const endpointOf = (id: string) => id.slice(id.lastIndexOf("|") + 1);
+
 /** The process that made an entry's write (its items are in flight while it runs), whoever carries the entry now. */
 const writerOf = (entry: Entry) => entry.id.slice(0, entry.id.lastIndexOf(":"));
 
@@ -243,8 +248,8 @@ class Knowledge {
     }
 
     /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
-    heldBy(parent: string, key: string): Iterable<string> {
-        return this.heldGrants.get(parent)?.get(key) ?? [];
+    heldBy(parent: string, key: string): ReadonlySet<string> {
+        return this.heldGrants.get(parent)?.get(key) ?? NONE;
     }
 
     /** The open items of one grant on a parent. */
@@ -814,12 +819,18 @@ export class Deployment {
         const live = this.livePeers();
         // What was written through a provider another process of this run serves is that process's to check and say,
         // at its end (it reads every file of the folder, so it sees all this one does); one that ended already had
-        // its say. Only where no process of the run serves that provider is it said here, unchecked — never as the
-        // run starts, when the process that would check it may not have started yet.
+        // its say. Only where no process of the run serves that provider is it said here — never as the run starts,
+        // when the process that would check it may not have started yet, nor by a `--target`/`--exclude` run, which
+        // starts no provider for what it leaves out.
         const servedElsewhere = new Set(this.runPeers().flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
         const mine = (i: Item) => providerKey(i.entry.provider) === this.providerId;
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) &&
-            !live.has(writerOf(i.entry)) && (mine(i) || (!early && !servedElsewhere.has(providerKey(i.entry.provider)))) &&
+            !live.has(writerOf(i.entry)) &&
+            (mine(i) || (!early && this.command.partial !== true && !servedElsewhere.has(providerKey(i.entry.provider)))) &&
+            // An addition whose grant another resource's state holds, as last seen, is in a state (one grant declared
+            // twice), though that resource's request has not come yet. (Its own resource's `holds` may be no more than
+            // the answer of the very operation the engine may not have recorded.)
+            ![...this.known.heldBy(parentName(i.entry.parent), i.grantKey)].some((urn) => i.sign === "+" && urn !== i.entry.urn) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
             // unless this run could not have given that word (see `unsaidAnswered`).
@@ -835,16 +846,20 @@ export class Deployment {
         const told: string[] = [];
         await Promise.all([...byParent.values()].map(async (items) => {
             const { entry } = items[0];
-            const fetcher = providerKey(entry.provider) === this.providerId ? iam(this.providerId) : undefined;
+            const own = providerKey(entry.provider) === this.providerId;
+            // Another provider with the same endpoint reads the same policy: this process's credentials ask Google,
+            // and where they may not, the grant is said unchecked.
+            const fetcher = own || endpointOf(entry.provider) === endpointOf(this.providerId) ? iam(this.providerId) : undefined;
+            const other = "it was written through another provider than the one this process serves, so it was not checked";
             let policy: Policy | undefined;
-            let unchecked = fetcher ? "" : "it was written through another provider than the one this process serves, so it was not checked";
+            let unchecked = fetcher ? "" : other;
             if (fetcher) {
                 try {
                     policy = await fetcher.getIamPolicy(entry.parent, { fresh: true, deadline });
                 } catch (e) {
                     // A read the shutdown cut off says nothing: the report at the run's end reads again.
                     if (e instanceof IamError && e.code === Code.CANCELLED) return;
-                    unchecked = `reading the policy failed: ${e instanceof Error ? e.message : String(e)}`;
+                    unchecked = own ? `reading the policy failed: ${e instanceof Error ? e.message : String(e)}` : other;
                 }
             }
             const present = policy ? grantKeysOf(policy.bindings) : undefined;

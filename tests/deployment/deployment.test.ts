@@ -693,6 +693,46 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("x"), grant("y")]);
     }));
 
+    it("a grant another resource's state holds is not said to be in no state as a run starts, before that resource's request has come", () => machine(async (stack, engine, home) => {
+        await stack.plugin.create(MEMBER, member("g"), false, "a");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // Removed by hand, then written again for b (one grant declared twice) by a run cut off before b was recorded.
+        stack.emu.setPolicy(PARENT, { bindings: [] });
+        await engine.nextRun();
+        const cut = await pluginOf(stack, engine, home);
+        await dieAfterWrite(stack, cut, (p) => p.create(MEMBER, member("g"), false, "b"));
+        // `pulumi preview` of a program that no longer declares b: a's state holds the grant.
+        await engine.nextRun();
+        const preview = await pluginOf(stack, engine, home, underCli(["preview"]));
+        await preview.check(MEMBER, member("g"), {}, "a");
+        expect(await preview.stop()).to.equal(0);
+        expect(saidOf(engine, "g"), "a's state holds it").to.deep.equal([]);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("g")]);
+    }));
+
+    it("what another provider with the same endpoint wrote is checked with this process's read, in a run that does not serve that provider: a grant gone is not named", () => machine(async (stack, engine, home) => {
+        // The default provider's write of x lands, then its plugin dies; x is removed by hand.
+        await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("x"), false, "x"));
+        stack.emu.setPolicy(PARENT, { bindings: [] });
+        // A run that serves only an explicit provider pointed at the same endpoint (its resources alone).
+        await engine.nextRun();
+        const explicit = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+        await explicit.configure(undefined, stack.vars(), "urn:pulumi:dev::proj::pulumi:providers:cloud::prov");
+        await explicit.check(MEMBER, member("y"), {}, "y");
+        await explicit.create(MEMBER, member("y"), false, "y");
+        expect(await explicit.stop()).to.equal(0);
+        expect(engine.messages.join("\n"), "nothing said of a grant that is gone").not.to.contain("x@example.com");
+        // Back in IAM: said, checked (no "not checked").
+        stack.emu.setPolicy(PARENT, { bindings: [{ role: ROLE, members: ["user:x@example.com", "user:y@example.com"] }] });
+        await engine.nextRun();
+        const again = await Plugin.start({ env: { PULUMI_HOME: home }, args: [engine.address] });
+        await again.configure(undefined, stack.vars(), "urn:pulumi:dev::proj::pulumi:providers:cloud::prov");
+        await again.check(MEMBER, member("y"), {}, "y");
+        expect(await again.stop()).to.equal(0);
+        expect(saidOf(engine, "x")).to.have.length(1);
+        expect(saidOf(engine, "x")[0]).not.to.contain("not checked");
+    }));
+
     it("a `pulumi preview` that began before an up deleted a resource does not bring that resource back into what the stack holds: a later `destroy --target` of its twin removes the grant", () => machine(async (stack, engine, home) => {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");

@@ -175,12 +175,32 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
     });
 
+    /** `pulumi up` of Members m0…m{n-1} at 200 ms of API latency, in the background, once `written` grants are in IAM. */
+    async function upUnderWay(p: Awaited<ReturnType<typeof fresh>>, n: number, written: number,
+        env: NodeJS.ProcessEnv = {}): Promise<ReturnType<typeof background>> {
+        p.write(Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
+        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
+        const up = background(p.dir, ["up", "--yes", "--skip-preview"], env);
+        await waitFor(`${written} grants written`, () => grants(p.parent).length >= written, 60_000);
+        return up;
+    }
+
+    /**
+     * Ctrl-C twice, in a terminal: SIGINT to its whole foreground job (the CLI, its language host and plugins); the
+     * second makes the CLI exit at once.
+     */
+    async function ctrlCTwice(up: { child: ChildProcess; exited: Promise<void> }): Promise<void> {
+        process.kill(-up.child.pid!, "SIGINT");
+        await sleep(20);
+        process.kill(-up.child.pid!, "SIGINT");
+        await up.exited;
+        await sleep(2000);
+        emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+    }
+
     it("Ctrl-C once mid-up: the engine records the answers it waited for; the next up names nothing and records the rest", async () => {
         const p = await fresh("ctrlconce");
-        p.write(Array.from({ length: 40 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
-        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
-        const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
-        await waitFor("10 grants written", () => grants(p.parent).length >= 10, 60_000);
+        const up = await upUnderWay(p, 40, 10);
         // Creates are in flight (their writes sent): the engine's Cancel reaches the plugin before their answers.
         process.kill(-up.child.pid!, "SIGINT");
         await up.exited;
@@ -263,16 +283,7 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
 
     it("Ctrl-C twice mid-up, the program reverted, `pulumi preview`, then `pulumi up` with its preview: neither names a grant the state holds; the up removes them and names what it leaves", async () => {
         const p = await fresh("ctrlcrevert");
-        p.write(Array.from({ length: 60 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
-        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
-        const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
-        await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
-        process.kill(-up.child.pid!, "SIGINT");
-        await sleep(20);
-        process.kill(-up.child.pid!, "SIGINT");
-        await up.exited;
-        await sleep(2000);
-        emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        await ctrlCTwice(await upUnderWay(p, 60, 20));
         // The engine recorded the Creates answered before the Ctrl-C; the plugin cannot know which it recorded.
         const held = (await stateUrns(p.dir)).map((u) => u.split("::").pop()!);
         expect(held.length, "Creates recorded before the Ctrl-C").to.be.greaterThan(1);
@@ -298,13 +309,9 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         const p = await fresh("clikillnochange");
         p.write(yaml.member("m0", p.service, "user:m0@example.com"));
         await sb.pulumi(["up", "--yes", "--skip-preview"], p.dir);
-        p.write(Array.from({ length: 60 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
-        emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
         // Without checkpoints the engine saves the update only at its end: every Create answered before the kill is
         // answered and never recorded — what only the run that sends every resource may name.
-        const up = background(p.dir, ["up", "--yes", "--skip-preview"], { PULUMI_SKIP_CHECKPOINTS: "true" });
-        await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
-        await killCliMidWrites(up, p.dir);
+        await killCliMidWrites(await upUnderWay(p, 60, 20, { PULUMI_SKIP_CHECKPOINTS: "true" }), p.dir);
         expect(await stateUrns(p.dir), "the state as the first up left it").to.have.length(1);
         const orphans = grants(p.parent).filter((g) => g !== `${ROLE} user:m0@example.com`);
         // The program declares what the state holds: the update changes nothing, and only the CLI's order of runs
@@ -321,22 +328,9 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
     for (const how of ["Ctrl-C twice", "kill -9 of the CLI"] as const) {
         it(`${how} mid-up, \`pulumi refresh --clear-pending-creates\`, \`pulumi destroy\`: no grant is left unsaid`, async () => {
             const p = await fresh(how === "Ctrl-C twice" ? "ctrlc" : "clikill");
-            p.write(Array.from({ length: 100 }, (_, i) => yaml.member(`m${i}`, p.service, `user:m${i}@example.com`)).join(""));
-            emu.setFaults({ latencyMs: 200, minLatencyMs: 200 });
-            const up = background(p.dir, ["up", "--yes", "--skip-preview"]);
-            await waitFor("20 grants written", () => grants(p.parent).length >= 20, 60_000);
-            if (how === "Ctrl-C twice") {
-                // In a terminal: SIGINT to its whole foreground job (the CLI, its language host and plugins); the
-                // second makes the CLI exit at once.
-                process.kill(-up.child.pid!, "SIGINT");
-                await sleep(20);
-                process.kill(-up.child.pid!, "SIGINT");
-                await up.exited;
-                await sleep(2000);
-                emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
-            } else {
-                await killCliMidWrites(up, p.dir);
-            }
+            const up = await upUnderWay(p, 100, 20);
+            if (how === "Ctrl-C twice") await ctrlCTwice(up);
+            else await killCliMidWrites(up, p.dir);
             const pending = (JSON.parse((await sb.pulumi(["stack", "export"], p.dir)).stdout).deployment.pending_operations ?? []).length;
             process.stdout.write(`      after ${how}: ${grants(p.parent).length} grants in IAM, ${(await stateUrns(p.dir)).length} in state, ${pending} pending operations\n`);
             const refresh = await sb.pulumi(["refresh", "--yes", "--skip-preview", "--clear-pending-creates"], p.dir);
