@@ -82,8 +82,6 @@ type Sign = "+" | "-";
  */
 const providerKey = (id: string) => id.replace(/::default_\d+_\d+_\d+[\w.-]*(?=\|)/, "::default");
 
-const NONE: ReadonlySet<string> = new Set();
-
 /** The endpoint part of a provider's id (`urn|endpoint`). */
 const endpointOf = (id: string) => id.slice(id.lastIndexOf("|") + 1);
 
@@ -248,8 +246,8 @@ class Knowledge {
     }
 
     /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
-    heldBy(parent: string, key: string): ReadonlySet<string> {
-        return this.heldGrants.get(parent)?.get(key) ?? NONE;
+    heldBy(parent: string, key: string): Iterable<string> {
+        return this.heldGrants.get(parent)?.get(key) ?? [];
     }
 
     /** The open items of one grant on a parent. */
@@ -827,10 +825,6 @@ export class Deployment {
         const open = this.known.open().filter((i) => !said.has(i.key) && !inHand.has(i.key) &&
             !live.has(writerOf(i.entry)) &&
             (mine(i) || (!early && this.command.partial !== true && !servedElsewhere.has(providerKey(i.entry.provider)))) &&
-            // An addition whose grant another resource's state holds, as last seen, is in a state (one grant declared
-            // twice), though that resource's request has not come yet. (Its own resource's `holds` may be no more than
-            // the answer of the very operation the engine may not have recorded.)
-            ![...this.known.heldBy(parentName(i.entry.parent), i.grantKey)].some((urn) => i.sign === "+" && urn !== i.entry.urn) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
             // unless this run could not have given that word (see `unsaidAnswered`).

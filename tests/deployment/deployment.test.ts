@@ -693,23 +693,6 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("x"), grant("y")]);
     }));
 
-    it("a grant another resource's state holds is not said to be in no state as a run starts, before that resource's request has come", () => machine(async (stack, engine, home) => {
-        await stack.plugin.create(MEMBER, member("g"), false, "a");
-        expect(await stack.plugin.stop()).to.equal(0);
-        // Removed by hand, then written again for b (one grant declared twice) by a run cut off before b was recorded.
-        stack.emu.setPolicy(PARENT, { bindings: [] });
-        await engine.nextRun();
-        const cut = await pluginOf(stack, engine, home);
-        await dieAfterWrite(stack, cut, (p) => p.create(MEMBER, member("g"), false, "b"));
-        // `pulumi preview` of a program that no longer declares b: a's state holds the grant.
-        await engine.nextRun();
-        const preview = await pluginOf(stack, engine, home, underCli(["preview"]));
-        await preview.check(MEMBER, member("g"), {}, "a");
-        expect(await preview.stop()).to.equal(0);
-        expect(saidOf(engine, "g"), "a's state holds it").to.deep.equal([]);
-        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("g")]);
-    }));
-
     it("what another provider with the same endpoint wrote is checked with this process's read, in a run that does not serve that provider: a grant gone is not named", () => machine(async (stack, engine, home) => {
         // The default provider's write of x lands, then its plugin dies; x is removed by hand.
         await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("x"), false, "x"));
