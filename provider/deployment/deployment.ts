@@ -347,6 +347,7 @@ export class Deployment {
     private sawUpdate = false;
     /** This run came after another of the same CLI process (the update after its preview): see laterRunOfCli. */
     private laterRun = false;
+    private runMarked = false;
     /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
     private heldHere = false;
     private lines = 0;
@@ -375,6 +376,17 @@ export class Deployment {
      */
     private get mayBePreview(): boolean {
         return this.previewRun || (this.command.previewsFirst === true && !this.laterRun && !this.sawUpdate);
+    }
+
+    /**
+     * At the first resource request (a Check, Diff or operation; not Configure, which a run of lookups alone sends
+     * too): which run of its CLI this is, where the command previews first. Reading the command line may start a
+     * process (macOS `ps`): kept off the lookups' path.
+     */
+    private markRun(): void {
+        if (this.runMarked || !this.file) return;
+        this.runMarked = true;
+        if (this.command.previewsFirst) this.laterRun = laterRunOfCli(this.file.folder, this.run);
     }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -430,7 +442,6 @@ export class Deployment {
             return this.unprotected(folder, `a file cannot be written there (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
         }
         if (this.providerId) this.append({ op: "serves", provider: this.providerId });
-        if (this.command.previewsFirst) this.laterRun = laterRunOfCli(folder, this.run);
         try {
             this.takeOver();
         } catch (e) {
@@ -537,6 +548,7 @@ export class Deployment {
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
     declare(urn: string, claim: Claim): Notice[] {
+        this.markRun();
         this.own.add(urn);
         this.claims.set(urn, claim);
         this.append({ op: "declare", urn, claim });
@@ -598,6 +610,7 @@ export class Deployment {
      */
     state(urn: string, held: Claim | undefined, declared?: Claim): { force: boolean; tell: string[] } {
         this.attach(urn);
+        this.markRun();
         this.gather();
         const settle: string[] = [];
         const reasons: string[] = [];
@@ -721,6 +734,7 @@ export class Deployment {
         scope: (result: T) => Claim | undefined): Promise<T> {
         const urn = op.urn;
         this.attach(urn);
+        this.markRun();
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
         if (op.held && !op.preview) this.state(urn, op.held);
         if (op.preview) this.sawPreview = true;
