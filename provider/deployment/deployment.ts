@@ -26,7 +26,9 @@
 // wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
 // an addition in a run that does not send every resource: `--target`/`--exclude`, `import`, and a preview, which
 // sends none it would delete — also the first run of an `up`/`destroy`/`refresh` without `--skip-preview`, unless
-// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it). A run in which
+// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it). As a run starts,
+// only unanswered items are said, and not an addition another resource's state held when last seen: that resource's
+// request in the run settles it, and if the engine never saved that state, the run's end says it. A run in which
 // every operation was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed
 // by a warning.
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
@@ -842,7 +844,11 @@ export class Deployment {
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
             // unless this run could not have given that word (see `unsaidAnswered`).
-            !(this.known.answered.has(i.key) && (early || this.unsaidAnswered(i))));
+            !(this.known.answered.has(i.key) && (early || this.unsaidAnswered(i))) &&
+            // As the run starts, an addition another resource's state held when last seen (one grant declared twice)
+            // waits for that resource's request in this run, which settles it (see `state`). That record may be an
+            // answer the engine never saved, so the note is put off to the run's end, never dropped.
+            !(early && i.sign === "+" && this.heldByAnother(i)));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
@@ -886,6 +892,12 @@ export class Deployment {
         this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
             notes.map((n) => `  - ${n}`).join("\n"));
         this.append({ op: "said", run: this.run, items: told });
+    }
+
+    /** Whether a resource other than the one `i` was written for held `i`'s grant in its state when last seen. */
+    private heldByAnother(i: Item): boolean {
+        for (const urn of this.known.heldBy(parentName(i.entry.parent), i.grantKey)) if (urn !== i.entry.urn) return true;
+        return false;
     }
 
     /**

@@ -440,6 +440,34 @@ describe("one deployment, one truth", function () {
         expect(saidOf(engine, "g")).to.deep.equal([]);
     }));
 
+    for (const recorded of [true, false]) {
+        it(`an unanswered Create's grant that another resource's state held when last seen (one grant declared twice): ${recorded
+            ? "the next `pulumi preview` says nothing as it starts, and that resource's Diff settles it"
+            : "where the engine never saved that resource, the next run names it at its end"}`, () => machine(async (stack, engine, home) => {
+            // b is created (recorded; or answered before a Ctrl-C twice, so never saved), its grant is removed by hand,
+            // then a's Create writes it and its plugin is killed before the answer (as after a kill -9 of the CLI).
+            const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
+            if (!recorded) {
+                await stack.plugin.empty("cancel");
+                await stack.plugin.empty("cancel");
+            }
+            expect(await stack.plugin.stop()).to.equal(0);
+            stack.emu.setPolicy(PARENT, { ...stack.emu.getPolicy(PARENT), bindings: [] });
+            await stack.nextDeployment();
+            await dieAfterWrite(stack, stack.plugin, (p) => p.create(MEMBER, member("g"), false, "a"));
+            await engine.nextRun();
+            const preview = await pluginOf(stack, engine, home, underCli(["preview"]));
+            await preview.check(MEMBER, member("g"), {}, "a");
+            if (recorded) {
+                await preview.check(MEMBER, member("g"), {}, "b");
+                await preview.diff(MEMBER, b.id, b.properties, member("g"), "b");
+            }
+            expect(await preview.stop()).to.equal(0);
+            expect(saidOf(engine, "g"), recorded ? "b's state holds it" : "named once, at the end").to.have.length(recorded ? 0 : 1);
+            if (!recorded) expect(saidOf(engine, "g")[0]).to.contain(`${MEMBER}::a`);
+        }));
+    }
+
     it("a clean run leaves nothing to say: `up` of three, then `up --target` of a fourth, is quiet", () => machine(async (stack, engine) => {
         for (const who of ["k", "a", "b"]) await stack.plugin.create(MEMBER, member(who), false, who);
         expect(await stack.plugin.stop()).to.equal(0);

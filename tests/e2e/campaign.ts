@@ -283,6 +283,16 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         await sb.pulumi(["stack", "rename", stack], dir);
     }
 
+    // CAMPAIGN_DEBUG: when each grant came and went in IAM, against the commands run, for a trial that fails.
+    const timeline: string[] = [];
+    const mark = (what: string) => timeline.push(`${String(Date.now() - started).padStart(7)} ms  ${what}`);
+    let seen = iamOf(emu, ps);
+    const watcher = process.env.CAMPAIGN_DEBUG ? setInterval(() => {
+        const now = iamOf(emu, ps);
+        for (const g of now) if (!seen.has(g)) mark(`+ ${g}`);
+        for (const g of seen) if (!now.has(g)) mark(`- ${g}`);
+        seen = now;
+    }, 2) : undefined;
     if (struck === "up") write(b);
     emu.setFaults({ latencyMs: latency, minLatencyMs: latency, ...(googleRate ? { rate: googleRate, kinds: [...googleKinds] } : {}) });
     const writerGrants: string[] = [];
@@ -323,7 +333,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // The language host of a CLI killed with -9 lives on (Pulumi starts it in a process group of its own): what the
     // trial started, it ends.
     const hosts = fault === "kill -9 of the CLI" ? childrenOf(cli.pid!, "pulumi-language-") : [];
-    if (!done) strike(cli, fault, sb, r);
+    if (!done) {
+        mark(`strike: ${fault}`);
+        strike(cli, fault, sb, r);
+    }
     await Promise.race([exited, sleep(60_000)]);
     if (!done) cli.kill("SIGKILL");
     sb.transcript.push(out);
@@ -336,7 +349,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const lingered = pidsWith(sb.pluginDirOf("")).length;
     const running = processes();
     for (const h of hosts) if (running.some((p) => p.pid === h.pid && p.start === h.start)) process.kill(h.pid, "SIGKILL");
-    if (process.env.CAMPAIGN_DEBUG) ctx.say(`    plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
+    mark(`the struck command ended; plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
     if (writer) clearInterval(writer);
     emu.setFaults({ latencyMs: 0, minLatencyMs: 0, rate: 0, kinds: ["429", "503", "reset"], slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
@@ -347,7 +360,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const said: RunResult[] = [];
     let repairs = 0;
     const tryRun = async (args: string[]): Promise<RunResult> => {
+        mark(`$ pulumi ${args.join(" ")} (${pidsWith(sb.pluginDirOf("")).length} plugins running)`);
         const res = await sb.tryPulumi(args, dir);
+        mark(`exit ${res.code}`);
         said.push(res);
         // Pulumi's engine (3.248) can save a snapshot it then refuses (a `--target` run that creates the default
         // provider puts it after the resources that use it): the user runs what its error recommends, then the
@@ -453,6 +468,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
+    if (watcher) clearInterval(watcher);
+    if (watcher && problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
     if (problems.length) {
         // What every command printed, and the crash journal's files, for the person replaying it.
         const journal = path.join(sb.dir, "home", "plugins-state");
