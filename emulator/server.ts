@@ -125,6 +125,11 @@ export class EmulatorServer implements Emulator {
     private latencyMs: number = DEFAULTS.latencyMs;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
+    /** Who is told of every stored policy change (watchPolicies). */
+    private readonly watchers = new Set<(parentName: string) => void>();
+    /** Requests received and not yet dispatched (their body, or their latency, still to come), and who waits for none. */
+    private undispatched = 0;
+    private readonly quietWaiters: (() => void)[] = [];
     /** Serialized getIamPolicy answers per stored policy object (replaced on every write, so never stale). */
     private readonly viewCache = new WeakMap<StoredPolicy, string[]>();
     private closing?: Promise<void>;
@@ -183,6 +188,8 @@ export class EmulatorServer implements Emulator {
         this.closing ??= new Promise<void>((resolve) => {
             for (const t of this.timers) clearTimeout(t);
             this.timers.clear();
+            this.undispatched = 0;
+            for (const wake of this.quietWaiters.splice(0)) wake();
             this.server.close(() => resolve());
             this.server.closeAllConnections();
         });
@@ -265,9 +272,25 @@ export class EmulatorServer implements Emulator {
     private renameEverywhere(from: string, to: string): void {
         for (const [parent, policy] of this.store.policies) {
             const next = renameMember(policy, from, to, () => this.store.nextEtag());
-            if (next) this.store.policies.set(parent, next);
+            if (next) {
+                this.store.policies.set(parent, next);
+                this.changed(parent);
+            }
         }
         this.store.save();
+    }
+
+    watchPolicies(listener: (parentName: string) => void): () => void {
+        this.watchers.add(listener);
+        return () => this.watchers.delete(listener);
+    }
+
+    private changed(parent: string): void {
+        for (const w of this.watchers) w(parent);
+    }
+
+    quiet(): Promise<void> {
+        return this.undispatched === 0 ? Promise.resolve() : new Promise((resolve) => this.quietWaiters.push(resolve));
     }
 
     mintServiceAccountKey(opts?: { clientEmail?: string; projectId?: string }): ServiceAccountKey {
@@ -312,6 +335,7 @@ export class EmulatorServer implements Emulator {
             throw e;
         }
         this.store.writePolicy(parent, next, 0);
+        this.changed(parent);
         return structuredClone(viewPolicy(next, 3));
     }
 
@@ -359,6 +383,18 @@ export class EmulatorServer implements Emulator {
             if (this.requests.length > MAX_RECORDS) this.requests.splice(0, MAX_RECORDS / 2);
         }
         req.on("error", () => { /* client went away; nothing to answer */ });
+        // Until it is dispatched (or its client leaves before its body is whole), the request may still change a policy.
+        this.undispatched++;
+        let counted = true;
+        let ended = false;
+        const dispatched = () => {
+            if (!counted) return;
+            counted = false;
+            if (--this.undispatched === 0) for (const wake of this.quietWaiters.splice(0)) wake();
+        };
+        req.on("close", () => {
+            if (!ended) dispatched();
+        });
         const declared = Number(req.headers["content-length"] ?? 0);
         let size = 0;
         let tooLarge = declared > MAX_BODY;
@@ -370,7 +406,9 @@ export class EmulatorServer implements Emulator {
             else if (!tooLarge) chunks.push(chunk);
         });
         req.on("end", () => {
+            ended = true;
             if (tooLarge) {
+                dispatched();
                 this.sendError(ctx, new ApiError(413, "INVALID_ARGUMENT", `Request payload size exceeds the limit: ${MAX_BODY} bytes.`));
                 return;
             }
@@ -378,10 +416,12 @@ export class EmulatorServer implements Emulator {
             if (ctx.serviceManagement && this.latencyMs > 0) {
                 const timer = setTimeout(() => {
                     this.timers.delete(timer);
+                    dispatched();
                     this.dispatch(ctx);
                 }, this.minLatencyMs + Math.random() * (this.latencyMs - this.minLatencyMs));
                 this.timers.add(timer);
             } else {
+                dispatched();
                 this.dispatch(ctx);
             }
         });
@@ -687,6 +727,7 @@ export class EmulatorServer implements Emulator {
             throw e;
         }
         this.store.writePolicy(parent, next, this.propagationMs);
+        this.changed(parent);
         this.send(ctx, 200, this.viewJson(next, 3));
     }
 

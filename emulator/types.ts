@@ -232,4 +232,15 @@ export interface Emulator {
     setPolicy(parentName: string, policy: Policy): Policy;
     /** The stored policy (full, version 3 view) of `services/S` or `services/S/consumers/P`. */
     getPolicy(parentName: string): Policy;
+    /**
+     * Calls `listener` with the parent's name (`services/S` or `services/S/consumers/P`) as each change of a stored
+     * policy is made, before its answer is sent: a test sees every state a policy went through. Returns the unsubscribe.
+     */
+    watchPolicies(listener: (parentName: string) => void): () => void;
+    /**
+     * Resolves once every request received so far has been dispatched (applied, refused or faulted) or dropped by
+     * its client before its body was whole: none still waits for its latency. A write sent by a process that has
+     * since died has then landed or never will, as with Google once the request's deadline has passed.
+     */
+    quiet(): Promise<void>;
 }

@@ -19,7 +19,8 @@
 //   - nothing unnamed: every other grant left in IAM is named, with its command, by the last `pulumi up`;
 //   - no false alarm: each grant any command of the recovery names (its ups, previews, refreshes, `--target` runs and
 //     imports) is as its note says — in IAM and in no state (`pulumi stack export`), or gone from IAM while a state
-//     holds it — as the command started or as it ended;
+//     holds it — as the command started or as it ended (each command starts once the emulator has applied every
+//     request it was sent: a write a killed process sent before it died lands, as Google would apply it);
 //   - no warning survives its command: the user runs the `pulumi import` each note gives (sometimes its
 //     `--preview-only` first, which must not fail), then `pulumi up` (which removes what the program does not
 //     declare); the next `pulumi up` names nothing, and IAM holds exactly what the program declares (and the foreign
@@ -283,16 +284,19 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         await sb.pulumi(["stack", "rename", stack], dir);
     }
 
-    // CAMPAIGN_DEBUG: when each grant came and went in IAM, against the commands run, for a trial that fails.
+    // With CAMPAIGN_DEBUG, for a trial that fails: when each grant came and went in IAM (every state the emulator
+    // stored), against the commands run.
     const timeline: string[] = [];
     const mark = (what: string) => timeline.push(`${String(Date.now() - started).padStart(7)} ms  ${what}`);
     let seen = iamOf(emu, ps);
-    const watcher = process.env.CAMPAIGN_DEBUG ? setInterval(() => {
+    const watched = new Set((["service", "consumer", "policyConsumer"] as const).map((w) => parentName(ps, w)));
+    const unwatch = emu.watchPolicies((parent) => {
+        if (!watched.has(parent)) return;
         const now = iamOf(emu, ps);
         for (const g of now) if (!seen.has(g)) mark(`+ ${g}`);
         for (const g of seen) if (!now.has(g)) mark(`- ${g}`);
         seen = now;
-    }, 2) : undefined;
+    });
     if (struck === "up") write(b);
     emu.setFaults({ latencyMs: latency, minLatencyMs: latency, ...(googleRate ? { rate: googleRate, kinds: [...googleKinds] } : {}) });
     const writerGrants: string[] = [];
@@ -379,7 +383,10 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const problems: string[] = [];
     // What IAM and the state hold: a note said as a run starts is true of that moment (and that very run may then
     // settle it: an `up` whose Create records the grant), one said as it ends of that one.
-    const world = async (): Promise<World> => ({ iam: iamOf(emu, ps), held: await heldByState(sb, dir) });
+    const world = async (): Promise<World> => {
+        await emu.quiet();
+        return { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
+    };
     // No false alarm: each grant a command names is what the note says — in IAM and in no state (written for a
     // resource Pulumi did not record), or gone from IAM while a state holds it — as the command started or as it ended.
     const falseAlarms = (which: string, res: RunResult, before: World, after: World) => {
@@ -468,8 +475,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
-    if (watcher) clearInterval(watcher);
-    if (watcher && problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
+    unwatch();
+    if (process.env.CAMPAIGN_DEBUG && problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
     if (problems.length) {
         // What every command printed, and the crash journal's files, for the person replaying it.
         const journal = path.join(sb.dir, "home", "plugins-state");

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from "fs";
-import { createServer, type AddressInfo } from "net";
+import { connect, createServer, type AddressInfo } from "net";
 import { tmpdir } from "os";
 import { join, resolve } from "path";
 import { Readable } from "stream";
@@ -128,6 +128,37 @@ describe("emulator: operations", function () {
             }
             expect(emu.getPolicy(`services/${SERVICE}`).bindings).to.deep.equal([{ role: "roles/viewer", members: ["user:lost@example.com"] }]);
             expect(() => emu.setFaults({ kinds: ["timeout" as never] })).to.throw(RangeError, "429, 503, reset, lost");
+        });
+
+        it("a write whose sender left while it waited for its latency still lands; quiet() resolves once it has, and watchPolicies saw it stored", async () => {
+            const parent = `services/${SERVICE}`;
+            emu.setPolicy(parent, { bindings: [] });
+            const seen: string[] = [];
+            const unwatch = emu.watchPolicies((name) => seen.push(name));
+            emu.setFaults({ latencyMs: 300, minLatencyMs: 300 });
+            try {
+                emu.resetRequests();
+                const payload = JSON.stringify({ policy: { bindings: [{ role: "roles/viewer", members: ["user:late@example.com"] }] } });
+                // A client killed right after sending: the whole request goes out, then the connection closes.
+                const socket = connect(Number(new URL(emu.origin).port), "127.0.0.1");
+                await new Promise<void>((done) => socket.once("connect", () => done()));
+                socket.end(`POST /v1/${parent}:setIamPolicy HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+                    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+                for (let i = 0; i < 100 && emu.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+                socket.destroy();
+                let quiet = false;
+                const waited = emu.quiet().then(() => (quiet = true));
+                await new Promise((r) => setTimeout(r, 50));
+                expect(quiet, "quiet while the write waits for its latency").to.equal(false);
+                expect(emu.getPolicy(parent).bindings ?? []).to.deep.equal([]);
+                await waited;
+                expect(emu.getPolicy(parent).bindings).to.deep.equal([{ role: "roles/viewer", members: ["user:late@example.com"] }]);
+                expect(seen, "the write, stored").to.deep.equal([parent]);
+                await emu.quiet(); // nothing pending: at once
+            } finally {
+                unwatch();
+                emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+            }
         });
 
         it("delays API requests by up to latencyMs", async () => {
