@@ -26,9 +26,9 @@
 // wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
 // an addition in a run that does not send every resource: `--target`/`--exclude`, `import`, and a preview, which
 // sends none it would delete — also the first run of an `up`/`destroy`/`refresh` without `--skip-preview`, unless
-// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it). As a run starts,
-// only unanswered items are said, and not an addition another resource's state held when last seen: that resource's
-// request in the run settles it, and if the engine never saved that state, the run's end says it. A run in which
+// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it) — and so does an
+// unanswered addition another resource's state held when last seen: that resource's request settles it, and if the
+// engine never saved that state, the end of such a run says it. A run in which
 // every operation was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed
 // by a warning.
 // The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
@@ -843,12 +843,10 @@ export class Deployment {
             (mine(i) || (!early && this.command.partial !== true && !servedElsewhere.has(providerKey(i.entry.provider)))) &&
             // As the run starts, only what the engine certainly never recorded (its operation was never answered):
             // an answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end,
-            // unless this run could not have given that word (see `unsaidAnswered`).
-            !(this.known.answered.has(i.key) && (early || this.unsaidAnswered(i))) &&
-            // As the run starts, an addition another resource's state held when last seen (one grant declared twice)
-            // waits for that resource's request in this run, which settles it (see `state`). That record may be an
-            // answer the engine never saved, so the note is put off to the run's end, never dropped.
-            !(early && i.sign === "+" && this.heldByAnother(i)));
+            // unless this run could not have given that word (see `unsaidAnswered`). So is an addition another
+            // resource's state held when last seen (one grant declared twice): that resource's request settles it
+            // (see `state`); the record may be an answer the engine never saved, so the note is put off, never dropped.
+            !((this.known.answered.has(i.key) || (i.sign === "+" && this.heldByAnother(i))) && (early || this.unsaidAnswered(i))));
         if (open.length === 0) return;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
@@ -901,7 +899,8 @@ export class Deployment {
     }
 
     /**
-     * Whether an answered item left open at this run's end is not said. A removal (`-`) whose answer the engine may
+     * Whether an item left to a resource's request (answered, or an addition another resource's state held) and
+     * still open at this run's end is not said. A removal (`-`) whose answer the engine may
      * not have recorded leaves the resource in its state or not: if it does, that resource's next request carries the
      * state and decides (a Diff puts the grant back, a refresh drops the resource); if not, there is nothing to say.
      * An addition (`+`) is said only by a run that sends every resource it holds: not a `--target` or `--exclude`

@@ -443,7 +443,7 @@ describe("one deployment, one truth", function () {
     for (const recorded of [true, false]) {
         it(`an unanswered Create's grant that another resource's state held when last seen (one grant declared twice): ${recorded
             ? "the next `pulumi preview` says nothing as it starts, and that resource's Diff settles it"
-            : "where the engine never saved that resource, the next run names it at its end"}`, () => machine(async (stack, engine, home) => {
+            : "where the engine never saved that resource, neither a preview nor an `up --target` of another names it, and the next update does"}`, () => machine(async (stack, engine, home) => {
             // b is created (recorded; or answered before a Ctrl-C twice, so never saved), its grant is removed by hand,
             // then a's Create writes it and its plugin is killed before the answer (as after a kill -9 of the CLI).
             const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
@@ -463,8 +463,20 @@ describe("one deployment, one truth", function () {
                 await preview.diff(MEMBER, b.id, b.properties, member("g"), "b");
             }
             expect(await preview.stop()).to.equal(0);
-            expect(saidOf(engine, "g"), recorded ? "b's state holds it" : "named once, at the end").to.have.length(recorded ? 0 : 1);
-            if (!recorded) expect(saidOf(engine, "g")[0]).to.contain(`${MEMBER}::a`);
+            expect(saidOf(engine, "g"), recorded ? "b's state holds it" : "a preview, which may not send b").to.deep.equal([]);
+            if (recorded) return;
+            await engine.nextRun();
+            const targeted = await pluginOf(stack, engine, home, underCli(["up", "--yes", "--skip-preview", "--target", `urn:pulumi:dev::proj::${MEMBER}::other`]));
+            await targeted.check(MEMBER, member("other"), {}, "other");
+            expect(await targeted.stop()).to.equal(0);
+            expect(saidOf(engine, "g"), "an `up --target` of another resource").to.deep.equal([]);
+            // The update sends every resource the engine holds: b is not among them, so nothing settles it.
+            await engine.nextRun();
+            const up = await pluginOf(stack, engine, home, underCli(["up", "--yes", "--skip-preview"]));
+            await up.check(MEMBER, member("g"), {}, "a");
+            expect(await up.stop()).to.equal(0);
+            expect(saidOf(engine, "g")).to.have.length(1);
+            expect(saidOf(engine, "g")[0]).to.contain(`${MEMBER}::a`);
         }));
     }
 
