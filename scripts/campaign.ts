@@ -53,6 +53,7 @@ async function main(): Promise<number> {
         `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
         `${count("the command a note gives failed")} failed note commands, ${count("a preview failed")} failed previews; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
+        `${results.reduce((n, r) => n + r.restores, 0)} checkpoints restored from their .bak; ` +
         `Google's answers during the struck commands: ${answered(results)}; ` +
         `${bad.length} trials with a problem\n`);
     return bad.length ? 1 : 0;

@@ -109,6 +109,8 @@ export interface TrialResult {
     leftovers: number;
     /** Pulumi's snapshot integrity errors met, each repaired with `pulumi state repair` as its message recommends. */
     repairs: number;
+    /** Checkpoints the file backend could no longer load after the kill (`failed to load checkpoint`), each restored from its `.bak`. */
+    restores: number;
     /** Google's answers other than 200 during the struck command, by HTTP status (0: reset, or answer lost). */
     answers: Record<string, number>;
     seconds: number;
@@ -363,11 +365,30 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     write(final);
     const said: RunResult[] = [];
     let repairs = 0;
+    let restores = 0;
+    // Pulumi's file backend (gocloud's fileblob) writes a checkpoint's attributes beside it in place: a kill -9 of the
+    // CLI mid-write can leave them empty, and every command then fails with `failed to load checkpoint: EOF`. The
+    // user restores the checkpoint from the `.bak` the backend keeps (Pulumi's advice in pulumi/pulumi#2801), a step
+    // older than the one lost: what the journal says must still hold.
+    const unloadable = (res: RunResult) => /failed to load checkpoint/.test(res.stdout + res.stderr);
+    const restore = () => {
+        const checkpoint = path.join(sb.dir, "state", ".pulumi", "stacks", label, `${stack}.json`);
+        restores++;
+        mark(`restored ${path.basename(checkpoint)} from its .bak`);
+        fs.copyFileSync(`${checkpoint}.bak`, checkpoint);
+        if (fs.existsSync(`${checkpoint}.bak.attrs`)) fs.copyFileSync(`${checkpoint}.bak.attrs`, `${checkpoint}.attrs`);
+        else fs.rmSync(`${checkpoint}.attrs`, { force: true });
+    };
+    if (unloadable(await sb.tryPulumi(["stack", "export"], dir))) restore();
     const tryRun = async (args: string[]): Promise<RunResult> => {
         mark(`$ pulumi ${args.join(" ")} (${pidsWith(sb.pluginDirOf("")).length} plugins running)`);
         const res = await sb.tryPulumi(args, dir);
         mark(`exit ${res.code}`);
         said.push(res);
+        if (unloadable(res) && restores < 2) {
+            restore();
+            return tryRun(args);
+        }
         // Pulumi's engine (3.248) can save a snapshot it then refuses (a `--target` run that creates the default
         // provider puts it after the resources that use it): the user runs what its error recommends, then the
         // command again. Counted, so a campaign shows how often Pulumi's own bug struck.
@@ -470,10 +491,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         for (const g of settled) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
         for (const g of want) if (!settled.has(g)) problems.push(`lost after the notes' commands: ${g}`);
     }
-    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, answers, seconds: (Date.now() - started) / 1000 };
+    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, restores, answers, seconds: (Date.now() - started) / 1000 };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
         `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
-        `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}, ${result.seconds.toFixed(1)} s`);
+        `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}` +
+        `${restores ? ", the checkpoint restored from its .bak" : ""}, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
     unwatch();
     if (process.env.CAMPAIGN_DEBUG && problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
