@@ -125,8 +125,6 @@ export class EmulatorServer implements Emulator {
     private latencyMs: number = DEFAULTS.latencyMs;
     private minLatencyMs = 0;
     private readonly timers = new Set<NodeJS.Timeout>();
-    /** Who is told of every stored policy change (watchPolicies). */
-    private readonly watchers = new Set<(parentName: string) => void>();
     /** Requests received and not yet dispatched (their body, or their latency, still to come), and who waits for none. */
     private undispatched = 0;
     private readonly quietWaiters: (() => void)[] = [];
@@ -272,21 +270,14 @@ export class EmulatorServer implements Emulator {
     private renameEverywhere(from: string, to: string): void {
         for (const [parent, policy] of this.store.policies) {
             const next = renameMember(policy, from, to, () => this.store.nextEtag());
-            if (next) {
-                this.store.policies.set(parent, next);
-                this.changed(parent);
-            }
+            if (next) this.store.writePolicy(parent, next, 0, false);
         }
         this.store.save();
     }
 
     watchPolicies(listener: (parentName: string) => void): () => void {
-        this.watchers.add(listener);
-        return () => this.watchers.delete(listener);
-    }
-
-    private changed(parent: string): void {
-        for (const w of this.watchers) w(parent);
+        this.store.watchers.add(listener);
+        return () => this.store.watchers.delete(listener);
     }
 
     quiet(): Promise<void> {
@@ -335,7 +326,6 @@ export class EmulatorServer implements Emulator {
             throw e;
         }
         this.store.writePolicy(parent, next, 0);
-        this.changed(parent);
         return structuredClone(viewPolicy(next, 3));
     }
 
@@ -727,7 +717,6 @@ export class EmulatorServer implements Emulator {
             throw e;
         }
         this.store.writePolicy(parent, next, this.propagationMs);
-        this.changed(parent);
         this.send(ctx, 200, this.viewJson(next, 3));
     }
 

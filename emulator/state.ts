@@ -138,8 +138,14 @@ export class Store {
         return this.policyOf(parent);
     }
 
-    /** Stores a new policy; with a propagation delay, readers keep seeing the previous one for `propagationMs`. */
-    writePolicy(parent: string, next: StoredPolicy, propagationMs: number): void {
+    /** Told of every policy stored, as it is stored (the server's watchPolicies). */
+    readonly watchers = new Set<(parent: string) => void>();
+
+    /**
+     * Stores a new policy; with a propagation delay, readers keep seeing the previous one for `propagationMs`.
+     * `save`: false where the caller saves once after several writes.
+     */
+    writePolicy(parent: string, next: StoredPolicy, propagationMs: number, save = true): void {
         if (propagationMs > 0) {
             // Readers see the oldest policy not yet propagated, so a second write inside the window keeps it.
             const previous = this.stale.get(parent);
@@ -147,6 +153,7 @@ export class Store {
             this.stale.set(parent, { policy, until: Date.now() + propagationMs });
         }
         this.policies.set(parent, next);
-        this.save();
+        for (const w of this.watchers) w(parent);
+        if (save) this.save();
     }
 }

@@ -288,17 +288,22 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
 
     // With CAMPAIGN_DEBUG, for a trial that fails: when each grant came and went in IAM (every state the emulator
     // stored), against the commands run.
+    const debug = Boolean(process.env.CAMPAIGN_DEBUG);
     const timeline: string[] = [];
-    const mark = (what: string) => timeline.push(`${String(Date.now() - started).padStart(7)} ms  ${what}`);
-    let seen = iamOf(emu, ps);
-    const watched = new Set((["service", "consumer", "policyConsumer"] as const).map((w) => parentName(ps, w)));
-    const unwatch = emu.watchPolicies((parent) => {
-        if (!watched.has(parent)) return;
-        const now = iamOf(emu, ps);
-        for (const g of now) if (!seen.has(g)) mark(`+ ${g}`);
-        for (const g of seen) if (!now.has(g)) mark(`- ${g}`);
-        seen = now;
-    });
+    const mark = (what: () => string) => {
+        if (debug) timeline.push(`${String(Date.now() - started).padStart(7)} ms  ${what()}`);
+    };
+    const unwatch = debug ? (() => {
+        let seen = iamOf(emu, ps);
+        const watched = new Set((["service", "consumer", "policyConsumer"] as const).map((w) => parentName(ps, w)));
+        return emu.watchPolicies((parent) => {
+            if (!watched.has(parent)) return;
+            const now = iamOf(emu, ps);
+            for (const g of now) if (!seen.has(g)) mark(() => `+ ${g}`);
+            for (const g of seen) if (!now.has(g)) mark(() => `- ${g}`);
+            seen = now;
+        });
+    })() : () => undefined;
     if (struck === "up") write(b);
     emu.setFaults({ latencyMs: latency, minLatencyMs: latency, ...(googleRate ? { rate: googleRate, kinds: [...googleKinds] } : {}) });
     const writerGrants: string[] = [];
@@ -340,7 +345,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // trial started, it ends.
     const hosts = fault === "kill -9 of the CLI" ? childrenOf(cli.pid!, "pulumi-language-") : [];
     if (!done) {
-        mark(`strike: ${fault}`);
+        mark(() => `strike: ${fault}`);
         strike(cli, fault, sb, r);
     }
     await Promise.race([exited, sleep(60_000)]);
@@ -355,7 +360,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const lingered = pidsWith(sb.pluginDirOf("")).length;
     const running = processes();
     for (const h of hosts) if (running.some((p) => p.pid === h.pid && p.start === h.start)) process.kill(h.pid, "SIGKILL");
-    mark(`the struck command ended; plugins gone after ${Date.now() - waitStart} ms (${lingered} still running)`);
+    const gone = Date.now() - waitStart;
+    mark(() => `the struck command ended; plugins gone after ${gone} ms (${lingered} still running)`);
     if (writer) clearInterval(writer);
     emu.setFaults({ latencyMs: 0, minLatencyMs: 0, rate: 0, kinds: ["429", "503", "reset"], slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
 
@@ -374,21 +380,23 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const restore = () => {
         const checkpoint = path.join(sb.dir, "state", ".pulumi", "stacks", label, `${stack}.json`);
         restores++;
-        mark(`restored ${path.basename(checkpoint)} from its .bak`);
+        mark(() => `restored ${path.basename(checkpoint)} from its .bak`);
         fs.copyFileSync(`${checkpoint}.bak`, checkpoint);
         if (fs.existsSync(`${checkpoint}.bak.attrs`)) fs.copyFileSync(`${checkpoint}.bak.attrs`, `${checkpoint}.attrs`);
         else fs.rmSync(`${checkpoint}.attrs`, { force: true });
     };
-    if (unloadable(await sb.tryPulumi(["stack", "export"], dir))) restore();
-    const tryRun = async (args: string[]): Promise<RunResult> => {
-        mark(`$ pulumi ${args.join(" ")} (${pidsWith(sb.pluginDirOf("")).length} plugins running)`);
+    /** `pulumi ARGS`, run again once the checkpoint is restored where the backend could not load it. */
+    const loaded = async (args: string[]): Promise<RunResult> => {
         const res = await sb.tryPulumi(args, dir);
-        mark(`exit ${res.code}`);
+        if (!unloadable(res) || restores >= 2) return res;
+        restore();
+        return sb.tryPulumi(args, dir);
+    };
+    const tryRun = async (args: string[]): Promise<RunResult> => {
+        mark(() => `$ pulumi ${args.join(" ")} (${pidsWith(sb.pluginDirOf("")).length} plugins running)`);
+        const res = await loaded(args);
+        mark(() => `exit ${res.code}`);
         said.push(res);
-        if (unloadable(res) && restores < 2) {
-            restore();
-            return tryRun(args);
-        }
         // Pulumi's engine (3.248) can save a snapshot it then refuses (a `--target` run that creates the default
         // provider puts it after the resources that use it): the user runs what its error recommends, then the
         // command again. Counted, so a campaign shows how often Pulumi's own bug struck.
@@ -406,7 +414,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     // settle it: an `up` whose Create records the grant), one said as it ends of that one.
     const world = async (): Promise<World> => {
         await emu.quiet();
-        return { iam: iamOf(emu, ps), held: await heldByState(sb, dir) };
+        const iam = iamOf(emu, ps);
+        return { iam, held: heldByState(await loaded(["stack", "export"])) };
     };
     // No false alarm: each grant a command names is what the note says — in IAM and in no state (written for a
     // resource Pulumi did not record), or gone from IAM while a state holds it — as the command started or as it ended.
@@ -498,7 +507,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         `${restores ? ", the checkpoint restored from its .bak" : ""}, ${result.seconds.toFixed(1)} s`);
     for (const p of problems) ctx.say(`    ${p}`);
     unwatch();
-    if (process.env.CAMPAIGN_DEBUG && problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
+    if (problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
     if (problems.length) {
         // What every command printed, and the crash journal's files, for the person replaying it.
         const journal = path.join(sb.dir, "home", "plugins-state");
@@ -546,8 +555,7 @@ function notesOf(output: string): { sign: "+" | "-"; grant: string; parent: stri
 }
 
 /** Every grant the stack's state holds (`pulumi stack export`), as `parent role member`. */
-async function heldByState(sb: PulumiSandbox, dir: string): Promise<Set<string>> {
-    const exported = await sb.tryPulumi(["stack", "export"], dir);
+function heldByState(exported: RunResult): Set<string> {
     const out = new Set<string>();
     if (exported.code !== 0) return out;
     type State = { type: string; outputs?: Record<string, unknown>; delete?: boolean };
