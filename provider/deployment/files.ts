@@ -19,6 +19,7 @@ import type * as Crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import type { Peer, Store, Writer } from "../journal/host";
 
 let loadedCrypto: typeof Crypto | undefined;
 
@@ -34,19 +35,6 @@ export function crypto(): typeof Crypto {
 /** How often a process touches its file, and how long without a touch makes it dead where its PID cannot tell. */
 const HEARTBEAT_MS = 2000;
 const STALE_MS = 15_000;
-
-/** Who wrote a file: enough to tell later whether that process still runs. */
-export interface Writer {
-    id: string;
-    pid: number;
-    host: string;
-    /** The PID namespace (Linux), so a PID is only compared within its own. */
-    pidns?: string;
-    /** The process's start time where the system tells it (Linux: clock ticks since boot). */
-    start?: string;
-    /** The kernel it runs on (Linux: the boot id, the same in every PID namespace and container of one kernel). */
-    boot?: string;
-}
 
 function bootId(): string | undefined {
     try {
@@ -263,22 +251,11 @@ function whyNotMade(dir: string): string | undefined {
     }
 }
 
-/** Another process's file as read so far. */
-export interface Peer<L> {
-    file: string;
-    writer?: Writer;
-    lines: L[];
-    /** Its mtime (ms): the writer's last heartbeat or line. */
-    touched: number;
-    /** The id of the process that took it over (renamed it) and has not yet removed it, if one did. */
-    takenBy?: string;
-}
-
 /** `<id>.jsonl`, or `<id>.jsonl.taken-by-<taker>` while a taker carries it over. */
 const FILE_NAME = /^[\w-]+\.jsonl(?:\.taken-by-([\w-]+))?$/;
 
 /** This process's file in a folder, and what the other files there say (read incrementally). */
-export class ProcessFile<L> {
+export class ProcessFile<L> implements Store<L> {
     private fd?: number;
     private readonly file: string;
     private heartbeat?: NodeJS.Timeout;
@@ -321,6 +298,14 @@ export class ProcessFile<L> {
             }
             fs.rm(making, { force: true }, () => undefined);
         });
+    }
+
+    get where(): string {
+        return this.folder;
+    }
+
+    laterRunOfCli(run: string): boolean {
+        return laterRunOfCli(this.folder, run);
     }
 
     /** Whether a peer's writer still runs (see stillRuns). */

@@ -11,7 +11,7 @@
 
 import { execFileSync } from "child_process";
 import * as fs from "fs";
-import type { RunCommand } from "../deployment/deployment";
+import type { RunCommand } from "../journal/journal";
 
 /** The CLI's commands whose Reads (and writes) are saved unless `--preview-only` is given. */
 const RECORDING = new Set(["up", "update", "refresh", "destroy", "down", "import"]);

@@ -14,7 +14,7 @@ import type { Condition, Policy } from "../iam/policy";
 
 export type Scope = "policy" | "binding" | "member";
 
-/** What one resource declares of one parent's policy (the deployment gathers every resource's: deployment/claims.ts). */
+/** What one resource declares of one parent's policy (the deployment gathers every resource's: journal/claims.ts). */
 export interface Claim {
     /** The parent's name (`services/S` or `services/S/consumers/P`). */
     parent: string;
@@ -82,7 +82,7 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     readonly outputs: O;
     /** The input that holds its grants (`members`, `member`, `policyData`): what a Diff names when the journal asks for an update. */
     readonly grantProperty: keyof I & string;
-    /** What the resource declares of its parent's policy (deployment/claims.ts: conflicts are warned of, Deletes keep it). */
+    /** What the resource declares of its parent's policy (journal/claims.ts: conflicts are warned of, Deletes keep it). */
     claims(inputs: Values<I>): Claim;
     /** The ID of the resource the inputs describe (Terraform's form). */
     id(inputs: Values<I>): string;

@@ -1,0 +1,765 @@
+// The deployment: what the plugin processes of one engine run declare, write and change, and what earlier runs
+// left behind — one object, around every resource operation (the server calls it before and after each, as
+// middleware wraps a handler; the resources see only a ResourceContext).
+//
+// Why it exists: a write is accepted by Google before the engine records the operation that made it. If the
+// plugin or the engine dies in between, a grant is in IAM and in no state (a write that added it), or gone from
+// IAM while the engine's state still holds it (a write that removed it). So every write is journaled first, on
+// disk in the stack's folder (files.ts), grant by grant, each grant an *item*: `+` added, `-` removed.
+//
+// The rule: the journal acts only on what it knows, and never removes a grant. An item is settled only by
+//   - the engine's word: a request carrying the state the engine keeps (a Read's request, a Diff or Update of a
+//     resource not Read earlier in the run, a Delete) whose state agrees with the item (holds a `+` grant, lacks a
+//     `-` one); or an operation of the resource answered to an engine that was still there when this process
+//     stopped, and that had not been interrupted (one Cancel, as it closes its plugins, not two: a Ctrl-C), in a run
+//     that is no preview (the CLI's command line, process/command.ts) — the engine then holds that operation's
+//     outcome, which is IAM's for every grant in the resource's scope (a refresh that finds the resource gone drops
+//     it, as a Delete does). What a preview read (`preview --refresh`, `--preview-only`) is saved nowhere: neither
+//     its Reads' answers nor the Diffs and preview Updates that carry them count;
+//   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
+//     `-` grant back.
+// An item the engine's state disagrees with (its writer no longer running: a live writer's write is under way, as a
+// `pulumi up` beside a preview) is resolved by the program, never by a guess: Diff asks for an update
+// when the resource's Update would set that grant as the program declares (a Binding or Policy owns its role or
+// policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
+// every run until it is settled, with the command that resolves it — except an answered operation's items, which
+// wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
+// an addition in a run that does not send every resource: `--target`/`--exclude`, `import`, and a preview, which
+// sends none it would delete — also the first run of an `up`/`destroy`/`refresh` without `--skip-preview`, unless
+// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it) — and so does an
+// unanswered addition another resource's state held when last seen: that resource's request settles it, and if the
+// engine never saved that state, the end of such a run says it. A run in which
+// every operation was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed
+// by a warning.
+// The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
+// and resources that fight over a grant are told so, whichever process serves them; and, across runs, what each
+// resource's state held when last seen, so a Delete keeps what a resource the run has not Checked, and that stays in
+// the stack, holds (see `kept`).
+
+import { Code, IamError } from "../iam/errors";
+import type { IamFetcher } from "../iam/fetcher";
+import type { Recorded } from "../iam/parentPolicy";
+import { describeGrant, Grant, grantChanges, grantKey, grantKeysOf } from "../iam/grants";
+import { grantId, Parent, parentName, PREFIX } from "../iam/names";
+import { Policy } from "../iam/policy";
+import { token } from "../package/tokens";
+import { Claim, Kept, ResourceContext, shortUrn } from "../resources/resource";
+import { ClaimIndex, conflictOf, covers, Notice } from "./claims";
+import { JournalHost, Peer, Store } from "./host";
+import { closedIn, EARLY_REPORT_MS, endpointOf, Entry, entryOf, IN_FLIGHT_SLACK_MS, Item, Knowledge, Line, providerKey, runOf, setOf, writerOf } from "./knowledge";
+import { Rules } from "./rules";
+
+/** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
+export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
+
+/**
+ * What the command the engine runs says of this process's run, where the plugin can tell (process/command.ts):
+ * `preview` when nothing the run reads is saved (`pulumi preview`, `--preview-only`), `partial` when it leaves resources
+ * out; unknown otherwise.
+ */
+export interface RunCommand {
+    preview?: boolean;
+    /**
+     * A command that saves what it does and, unless `--skip-preview` (`previewsFirst` false), previews it first in
+     * plugin processes of their own (`pulumi up`, `destroy`, `refresh`): a run of it may be that preview.
+     */
+    previewsFirst?: boolean;
+    /** `--target`, `--exclude` or `pulumi import`: the run sends only some of the resources the engine holds. */
+    partial?: boolean;
+    /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
+    refresh?: boolean;
+    /** The URNs (or patterns, `*` for any text) of `--target`, and of `--exclude`. */
+    targets?: string[];
+    excludes?: string[];
+}
+
+/**
+ * Whether the run leaves `urn` as the stack holds it: a `--target` run every resource it does not target (its
+ * dependents, with `--target-dependents`, are not told apart: left alone), an `--exclude` run those it excludes.
+ */
+function leftAlone(command: RunCommand, urn: string): boolean {
+    const matches = (patterns: string[]) => patterns.some((p) => p === urn ||
+        (p.includes("*") && new RegExp(`^${p.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`).test(urn)));
+    if (command.targets?.length) return !matches(command.targets);
+    if (command.excludes?.length) return matches(command.excludes);
+    return false;
+}
+
+/** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
+export type EngineAlive = () => Promise<boolean>;
+
+export class Journal {
+    /** The engine run (see attach): every plugin process the engine starts for one operation shares it. */
+    private run = "";
+    private engineAddress?: string;
+    private file?: Store<Line>;
+    private attached = false;
+    /** This process's provider: its URN and endpoint (Configure), so a journaled write is checked where it was made. */
+    private providerId = "";
+    /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
+    private readonly claims = new ClaimIndex();
+    private readonly own = new Set<string>();
+    /** How many lines of each other file are learnt already. */
+    private readonly gathered = new Map<string, number>();
+    private readonly warnedPairs = new Set<string>();
+    private readonly known = new Knowledge();
+    /** Grants a write of this run removed, by parent name: a resource Checked after it that declares one puts it back. */
+    private readonly removedThisRun = new Map<string, Set<string>>();
+    /** This process's answered operations' items, delivered once the engine is known to have them. */
+    private readonly answeredItems = new Set<string>();
+    private readonly running = new Set<Promise<unknown>>();
+    /** Entries whose write is under way (see `landed`). */
+    private readonly writing = new Set<string>();
+    private readonly forcedSaid = new Set<string>();
+    private stopping = false;
+    /** Items of this process's answered Reads (refresh, import): recorded only if the run is no preview. */
+    private readonly answeredReads = new Set<string>();
+    /** Resources this process has Read: a Diff's olds for them are the Read's answer, not the state the engine keeps. */
+    private readonly readHere = new Set<string>();
+    /**
+     * How many Cancels the engine sent. It sends one as it closes each plugin, and one more to every plugin when the
+     * user presses Ctrl-C: then a second Ctrl-C may end it without recording what it was answered.
+     */
+    private cancels = 0;
+    /** A preview-flagged operation came: this process serves a preview, whatever the command line says. */
+    private sawPreview = false;
+    /** An operation no preview sends came (a Delete, an unflagged Create or Update): this process serves no preview. */
+    private sawUpdate = false;
+    /** This run came after another of the same CLI process (the update after its preview): see laterRunOfCli. */
+    private laterRun = false;
+    private runMarked = false;
+    /** This process's file holds what the stack holds (`holds` lines): it stays for the next run to carry. */
+    private heldHere = false;
+    private lines = 0;
+
+    /**
+     * `iam`: the fetcher of the provider this process serves, when it is configured (what checks a journaled grant
+     * against Google before it is said).
+     */
+    constructor(private readonly host: JournalHost<Line>, private readonly log: Diagnostics,
+        private readonly iam: (provider: string) => PolicyReader | undefined,
+        private readonly runCommand: () => RunCommand = () => ({}), readonly rules: Rules = new Rules()) {}
+
+    private commandRead?: RunCommand;
+    /** Asked only when a rule needs it: reading it may start a process (macOS `ps`), kept off the plugin's start. */
+    private get command(): RunCommand {
+        return (this.commandRead ??= this.runCommand());
+    }
+
+    /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
+    private get previewRun(): boolean {
+        return this.command.preview === true || this.sawPreview;
+    }
+
+    /**
+     * Whether this run may be a preview: one it knows of (previewRun), or the first run of a command that previews
+     * first, which nothing has shown to be its update. A preview does not send the resources it would delete.
+     */
+    /**
+     * The CLI's command line could not be read (Windows, a plugin attached with PULUMI_DEBUG_PROVIDERS): any run may be
+     * a preview, or leave resources out, as far as this process can tell.
+     */
+    private get unknownCommand(): boolean {
+        return this.command.preview === undefined;
+    }
+
+    private get mayBePreview(): boolean {
+        return this.previewRun || ((this.command.previewsFirst === true || this.unknownCommand) && !this.laterRun && !this.sawUpdate);
+    }
+
+    /**
+     * At the first resource request (a Check, Diff or operation; not Configure, which a run of lookups alone sends
+     * too): which run of its CLI this is, where the command previews first. Reading the command line may start a
+     * process (macOS `ps`): kept off the lookups' path.
+     */
+    private markRun(): void {
+        if (this.runMarked || !this.file) return;
+        this.runMarked = true;
+        if (this.command.previewsFirst || this.unknownCommand) this.laterRun = this.file.laterRunOfCli(this.run);
+    }
+
+    /** The engine's address: the processes it starts for one run are its children, and share the address. */
+    engine(address: string | undefined): void {
+        if (address && !this.attached) this.engineAddress = address;
+    }
+
+    /** The provider this process serves (Configure): its URN and where it sends requests. */
+    provider(urn: string, endpoint: string): void {
+        this.providerId = providerKey(`${urn}|${endpoint}`);
+        this.append({ op: "serves", provider: this.providerId });
+        this.reportEarly();
+    }
+
+    private reportedEarly = false;
+
+    /**
+     * What earlier runs left open is said as soon as this process knows its stack and its provider, while the
+     * engine is surely there to show it (a warning sent as the engine closes its plugins may come too late to be
+     * printed); the end of the run says only what is still unsaid then.
+     */
+    private reportEarly(): void {
+        if (this.reportedEarly || !this.file || !this.providerId) return;
+        this.reportedEarly = true;
+        const work = this.report(this.iam, this.host.now() + EARLY_REPORT_MS, true).catch((e: unknown) => {
+            this.log.debug(`the crash journal's report failed: ${e instanceof Error ? e.message : String(e)}`);
+        });
+        this.running.add(work);
+        void work.finally(() => this.running.delete(work));
+    }
+
+    /**
+     * The first resource request names the stack: opens this process's file in the stack's folder and takes over
+     * what dead processes left there. Never throws: without the folder the deployment runs on, and the user is told
+     * why once.
+     */
+    attach(urn: string): void {
+        if (this.attached) return;
+        const run = this.host.runId(this.engineAddress);
+        const opened = this.host.open(urn, { op: "hello", writer: this.host.self(), run });
+        if (!opened) return;
+        this.attached = true;
+        this.run = run;
+        if ("why" in opened) return this.unprotected(opened.where, opened.why);
+        this.file = opened.store;
+        if (this.providerId) this.append({ op: "serves", provider: this.providerId });
+        try {
+            this.takeOver();
+        } catch (e) {
+            this.unprotected(this.file?.where ?? "the stack's journal", `taking over what a dead process left failed (${reason(e)})`);
+        }
+        this.reportEarly();
+    }
+
+    /** The folder cannot be used: said once, on the stack. */
+    private unprotected(where: string, why: string): void {
+        this.file?.close(false);
+        this.file = undefined;
+        this.log.warn(`the plugin cannot keep its crash journal in ${where}: ${why}. This deployment goes on, but a grant ` +
+            "written just before a crash would not be found by the next run, and a Delete does not see what other plugin " +
+            "processes of this deployment declare. Fix the folder (it must be yours, mode 0700, not a link, writable) or set " +
+            "PULUMI_HOME to one that is.");
+    }
+
+    private append(line: Line, durable = false): void {
+        if (line.op === "holds") this.heldHere = true;
+        if (this.file) {
+            try {
+                this.file.append(line, durable);
+            } catch (e) {
+                this.unprotected(this.file.where, `writing failed (${reason(e)})`);
+            }
+        }
+        this.known.learn(line, this.host.self().id, this.run);
+    }
+
+    /** The other processes whose files are here and that still run: what they hold is in flight, not orphaned. */
+    private livePeers(): Set<string> {
+        const file = this.file;
+        return new Set((file?.peers() ?? []).flatMap((p) => (p.writer && file?.runs(p) ? [p.writer.id] : [])));
+    }
+
+    /**
+     * Takes the files of processes that no longer run: what they hold that is still open, and what they settled of
+     * other files' entries, is carried in this process's file (on disk before theirs is removed).
+     */
+    private takeOver(): void {
+        const file = this.file;
+        if (!file) return;
+        this.gather();
+        const open = new Set(this.known.open().map((i) => i.entry.id));
+        const live = this.livePeers();
+        for (const peer of file.peers()) {
+            if (peer.writer ? file.runs(peer) : this.host.now() - peer.touched < 60_000) continue;
+            if (peer.takenBy !== undefined && live.has(peer.takenBy)) continue; // being carried over right now
+            const writer = peer.writer?.id ?? peer.file;
+            const sameRun = runOf(peer) === this.run;
+            file.take(peer, () => {
+                for (const l of peer.lines) {
+                    if (l.op === "wrote") {
+                        const id = l.id ?? `${writer}:${l.n}`;
+                        const entry = this.known.entries.get(id);
+                        if (entry && open.has(id)) {
+                            this.append({ op: "wrote", n: ++this.lines, ...entry });
+                            this.known.holder.set(id, this.host.self().id);
+                        }
+                    } else if (l.op === "settled") {
+                        const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
+                        if (items.length) this.append({ op: "settled", items });
+                    } else if (l.op === "answered") {
+                        // That the operation was answered outlives its process: later runs leave it to their word.
+                        const items = l.items.filter((i) => open.has(entryOf(i)));
+                        if (items.length) this.append({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
+                    } else if (l.op === "holds") {
+                        // What the stack holds outlives every run: the latest of each resource is carried.
+                        if (this.known.holds.get(l.urn)?.at === l.at) this.append(l);
+                    } else if (sameRun && (l.op === "declare" || l.op === "said")) {
+                        this.append(l);
+                    }
+                }
+            });
+        }
+    }
+
+    /** The lines of this run's other processes (alive or not). */
+    private runPeers(): Peer<Line>[] {
+        return (this.file?.peers() ?? []).filter((p) => runOf(p) === this.run);
+    }
+
+    /** Reads what the folder's other files appended since the last call (their files only grow). */
+    private gather(): void {
+        for (const peer of this.file?.peers() ?? []) {
+            const run = runOf(peer);
+            const writer = peer.writer?.id ?? peer.file;
+            for (const line of peer.lines.slice(this.gathered.get(peer.file) ?? 0)) {
+                this.known.learn(line, writer, run);
+                if (run !== this.run) continue;
+                if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
+                // A write of this run, not one a process of it carried over from a dead one's file (its id names its
+                // writer): only that removed a grant "earlier in this run".
+                if (line.op === "wrote" && (line.id === undefined || line.id.startsWith(`${writer}:`))) this.noteRemoved(line.parent, line.removed);
+            }
+            this.gathered.set(peer.file, peer.lines.length);
+        }
+    }
+
+    private noteRemoved(parent: Parent, removed: readonly Grant[] | undefined): void {
+        for (const g of removed ?? []) setOf(this.removedThisRun, parentName(parent)).add(grantKey(g));
+    }
+
+    /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
+    declare(urn: string, claim: Claim): Notice[] {
+        this.markRun();
+        this.own.add(urn);
+        this.claims.set(urn, claim);
+        this.append({ op: "declare", urn, claim });
+        this.gather();
+        const notices: Notice[] = [];
+        for (const [other, theirs] of this.claims.rivals(claim)) {
+            if (other === urn) continue;
+            const conflict = conflictOf(claim, theirs);
+            if (!conflict) continue;
+            const pair = [urn, other].sort().join("\n") + `\n${conflict.kind}`;
+            if (this.warnedPairs.has(pair)) continue;
+            this.warnedPairs.add(pair);
+            notices.push({ urn, message: conflict.message(other) }, { urn: other, message: conflict.message(urn) });
+        }
+        return notices;
+    }
+
+    /**
+     * What the deployment declares on `parent`: each resource's current claim from Check, in every process of the
+     * run. A resource being deleted counts only if the program still declares it (then it is its own replacement).
+     */
+    private kept(parent: string, urn: string): Kept {
+        this.gather();
+        const run = this.claims.kept(parent);
+        // A resource the run has not Checked may stay in the stack, holding what its state held when last seen: a
+        // Delete then leaves that grant to it. It stays where the run leaves it alone (`--target` of others,
+        // `--exclude` of it), or may where this Delete comes before the run's Checks are done (a replacement deleted
+        // first, deleteBeforeReplace: the resources after it are Checked later, if the run goes on). A run that
+        // Checks every resource deletes the rest only after every Check, and a full `destroy` deletes them all:
+        // there a resource not Checked keeps nothing.
+        const midway = this.claims.has(urn);
+        return {
+            policy: run.policy,
+            declaredBy: (key) => run.declaredBy(key) ?? this.heldElsewhere(parent, key, urn, midway),
+        };
+    }
+
+    /** A resource other than `urn`, not Checked in this run, that stays in the stack holding grant `key` on `parent`. */
+    private heldElsewhere(parent: string, key: string, urn: string, midway: boolean): string | undefined {
+        for (const other of this.known.heldBy(parent, key)) {
+            // Where the command line is unknown (Windows, PULUMI_DEBUG_PROVIDERS), any run may be a `--target` run.
+            // A resource this run is deleting too (a `destroy` of both twins, in parallel) stays nowhere.
+            const mayStay = (midway || leftAlone(this.command, other) || this.unknownCommand) && !this.known.deleting.get(this.run)?.has(other);
+            if (other !== urn && !this.claims.has(other) && mayStay && this.rules.fires("delete-leaves-to-holder")) return other;
+        }
+        return undefined;
+    }
+
+    /** What the engine's state of `urn` holds now, as this process learnt it: noted where it differs from what is known. */
+    private hold(urn: string, claim: Claim | null): void {
+        const was = this.known.holds.get(urn)?.claim ?? null;
+        const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
+        if (this.known.holds.has(urn) && text(was) === text(claim)) return;
+        this.append({ op: "holds", urn, claim, at: this.host.now() });
+    }
+
+    /**
+     * The engine sent `urn`'s state, whose claim is `held`: the items it agrees with are settled. Returns, for a
+     * Diff, what `declared` (the program's claim) must write so that IAM is as the program says: the grants the
+     * engine's state and IAM disagree on that the resource's Update sets, and the grants it declares that another
+     * write of this run removed (a Delete that ran before this resource's Check).
+     */
+    state(urn: string, held: Claim | undefined, declared?: Claim): { force: boolean; tell: string[] } {
+        this.attach(urn);
+        this.markRun();
+        this.gather();
+        const settle: string[] = [];
+        const reasons: string[] = [];
+        const inHand = this.known.inHand.get(this.run);
+        // A Diff after a Read of the resource (`--refresh`) carries the Read's answer, which a preview never saves:
+        // the Read's request carried the engine's word already. The Read may have been served by another process of
+        // the run (an explicit provider's refresh and its Diff need not share one).
+        let live: Set<string> | undefined;
+        const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)) &&
+            this.rules.fires("read-answer-is-no-word"));
+        // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
+        // word on what the stack holds now.
+        if (held && engineWord && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held);
+        for (const item of engineWord ? this.known.open(urn) : []) {
+            if (!held || held.parent !== parentName(item.entry.parent)) continue;
+            // Answered in this run: the engine's record of it is that answer, settled at the run's end.
+            if (inHand?.has(item.key) && this.rules.fires("answer-waits-in-run")) continue;
+            const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            if (inState === (item.sign === "+") && this.rules.fires("engine-word")) {
+                settle.push(item.key);
+                continue;
+            }
+            if (!declared || !covers(declared, item.grant) || !this.rules.fires("diff-forces-program")) continue;
+            // A write whose process still runs is under way (a live `pulumi up` beside this preview), not cut off:
+            // its own run records it.
+            if (writerOf(item.entry) !== this.host.self().id && (live ??= this.livePeers()).has(writerOf(item.entry)) &&
+                this.rules.fires("live-writer-in-flight")) continue;
+            const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            // A removal the program agrees with: the state still lists it, so the Diff shows the change anyway.
+            if (item.sign === "-" && !wanted) continue;
+            reasons.push(item.sign === "+"
+                ? `${describeGrant(item.grant)} was written to ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
+                  (wanted ? "this update records it" : "the program does not declare it, so this update removes it")
+                : `${describeGrant(item.grant)} was removed from ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
+                  "this update puts it back");
+        }
+        // A grant this resource's state holds is held by the stack, whichever resource a journaled write added it
+        // for (one grant declared twice, an orphan another resource took up): no longer in no state.
+        if (held && engineWord) {
+            for (const g of held.grants) {
+                for (const i of this.known.openOf(held.parent, grantKey(g))) {
+                    if (i.sign === "+" && i.entry.urn !== urn && !inHand?.has(i.key) && this.rules.fires("held-by-stack")) settle.push(i.key);
+                }
+            }
+        }
+        if (settle.length) this.append({ op: "settled", items: settle });
+        if (declared) {
+            const removed = this.removedThisRun.get(declared.parent);
+            for (const g of declared.grants) {
+                if (!removed?.has(grantKey(g)) || !this.rules.fires("removed-earlier-in-run")) continue;
+                reasons.push(`${describeGrant(g)} on ${declared.parent} was removed earlier in this run by another resource's ` +
+                    "Delete (before this resource was checked); this update puts it back");
+            }
+        }
+        // Said once per process (a Diff is asked again for the update after the preview's).
+        const tell = reasons.filter((r) => !this.forcedSaid.has(`${urn}\n${r}`));
+        for (const r of tell) this.forcedSaid.add(`${urn}\n${r}`);
+        return { force: reasons.length > 0, tell };
+    }
+
+    /**
+     * Journals what a write of `urn` adds to and removes from `parent`'s policy; the write waits for `durable` (on
+     * disk) before it is sent. Returns the undo too, for a write no attempt of which can have applied.
+     */
+    private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
+        const { added, removed } = grantChanges(before.bindings, after.bindings);
+        if (added.length === 0 && removed.length === 0) return { undo: () => undefined, landed: (w) => this.landed(parent, undefined, w), durable: Promise.resolve() };
+        const n = ++this.lines;
+        const id = `${this.host.self().id}:${n}`;
+        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}) });
+        this.noteRemoved(parent, removed);
+        const file = this.file;
+        const durable = file ? file.sync().catch((e: unknown) => {
+            if (this.file === file) this.unprotected(file.where, `writing failed (${reason(e)})`);
+        }) : Promise.resolve();
+        this.writing.add(id);
+        return {
+            undo: () => {
+                this.writing.delete(id);
+                this.append({ op: "undone", id });
+            },
+            landed: (written) => this.landed(parent, id, written),
+            durable,
+        };
+    }
+
+    /**
+     * Whether Google's word on the policy tells of `entry`'s write: it can no longer be applied after what Google
+     * shows. This process knows its own writes' ends; another process's write (alive, or killed with a request in
+     * flight) may still land until its last attempt's deadline is well past.
+     */
+    private judgeable(entry: Entry, live: () => Set<string>): boolean {
+        if (writerOf(entry) === this.host.self().id) return !(this.writing.has(entry.id) && this.rules.fires("in-flight-slack"));
+        // A writer that still runs may still send it, whatever the clock says (a clock set forward would otherwise
+        // make its write look long over). An entry without `until` is the previous release's: its write ended long
+        // before this process started.
+        const over = (entry.until === undefined || this.host.now() > entry.until + IN_FLIGHT_SLACK_MS) && !live().has(writerOf(entry));
+        return over || !this.rules.fires("in-flight-slack");
+    }
+
+    /**
+     * Google's answer to a write is its word on the whole policy: the open items of `parent` it agrees with are
+     * settled (a `+` grant gone, a `-` grant back), except those of writes whose own answer the engine has yet to
+     * record (this one, and any other under way).
+     */
+    private landed(parent: Parent, id: string | undefined, written: Policy): void {
+        if (id !== undefined) this.writing.delete(id);
+        const name = parentName(parent);
+        const present = grantKeysOf(written.bindings);
+        let live: Set<string> | undefined;
+        const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && present.has(i.grantKey) !== (i.sign === "+") &&
+            this.judgeable(i.entry, () => (live ??= this.livePeers())) && this.rules.fires("google-answer")).map((i) => i.key);
+        if (settle.length) this.append({ op: "settled", items: settle });
+    }
+
+    /**
+     * Runs a resource operation inside the deployment, as middleware wraps a handler: the stack's folder is open
+     * before it, the operation gets what the deployment keeps and notes (its ResourceContext), the state a request
+     * carries is taken as the engine's word, and an operation answered (not a preview) names the items the
+     * engine's record of it settles (`scope`: the claim of the state it leaves, or of the state a Delete removed).
+     */
+    async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
+        base: BaseContext, run: (ctx: ResourceContext) => Promise<T>,
+        scope: (result: T) => Claim | undefined): Promise<T> {
+        const urn = op.urn;
+        this.attach(urn);
+        this.markRun();
+        // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
+        if (op.held && !op.preview) this.state(urn, op.held);
+        if (op.preview) this.sawPreview = true;
+        else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;
+        const read = op.kind === "refresh" || op.kind === "import";
+        if (read) this.readHere.add(urn);
+        if (op.kind === "delete") this.append({ op: "deleting", urn });
+        let resourceId: string | undefined;
+        const work = run({
+            ...base,
+            urn,
+            named: (id) => (resourceId = id),
+            kept: (parent) => this.kept(parent, urn),
+            wrote: (parent, before, after, deadline) => this.wrote(urn, resourceId, parent, before, after, deadline),
+        });
+        this.running.add(work);
+        try {
+            const result = await work;
+            // A refresh that finds the resource gone drops it from the engine's state, as a Delete does.
+            const drops = op.kind === "delete" || (op.kind === "refresh" && result === undefined);
+            const claim = drops ? op.held : scope(result);
+            // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
+            // no longer records it (Ctrl-C twice): left to the next run's word.
+            // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
+            // saved nowhere: it answers nothing the engine keeps.
+            const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
+            if (!op.preview && !previewRead && !(this.stopping && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
+            if (!op.preview && claim && !previewRead) {
+                this.gather();
+                const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+                // A grant written for another resource that this one's new state holds (an import of an orphan,
+                // the same grant declared twice) is held by the stack from now on.
+                if (!drops) {
+                    for (const g of claim.grants) {
+                        for (const i of this.known.openOf(claim.parent, grantKey(g))) if (i.sign === "+" && i.entry.urn !== urn) items.push(i.key);
+                    }
+                }
+                // Neither settled nor said by this process: whether the engine records it is the next run's to see.
+                // An answer after the stop began is in this run's hands (the line below) and settled by no one here.
+                if (!(this.stopping && this.rules.fires("answer-after-stop"))) for (const i of items) (read ? this.answeredReads : this.answeredItems).add(i);
+                // Read by this run's other processes, which then leave these items to this one; by later runs, which
+                // leave them to their own word on the resource (an answer is not yet a record).
+                if (items.length) this.append({ op: "answered", urn, items });
+            }
+            return result;
+        } finally {
+            this.running.delete(work);
+        }
+    }
+
+    /**
+     * The run is being stopped (a signal reached the plugin, or the engine's Cancel came): from now on an answer is
+     * no proof that the engine will record it. A run that ends cleanly stops its plugins only once every operation
+     * is answered and recorded.
+     */
+    stop(): void {
+        this.stopping = true;
+    }
+
+    /**
+     * The engine's Cancel: as it closes this plugin, or, before that, because the user pressed Ctrl-C. After a Ctrl-C
+     * a second one makes the engine close its plugins, still running, without recording the steps under way, so no
+     * answer of this process counts as recorded then, even one given before the Ctrl-C.
+     */
+    cancel(): void {
+        this.cancels++;
+        this.stop();
+    }
+
+    /**
+     * At the end of this process: waits for the operations under way; if the engine is still there, it holds every
+     * answer given before the stop, so their items are settled; then says what stays open (see `report`).
+     */
+    async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
+        const deadline = this.host.now() + budgetMs;
+        await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
+        const recorded = [...this.answeredItems, ...(this.previewRun && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)];
+        if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&
+            this.rules.fires("recorded-at-end")) {
+            this.append({ op: "settled", items: recorded }, true);
+        }
+        this.answeredItems.clear();
+        this.answeredReads.clear();
+        await this.report(this.iam, deadline);
+    }
+
+    /**
+     * Says, once per run, every item still open that no live process holds and no operation of this run will settle:
+     * each after a read of its parent (with the credentials of the provider that wrote it) shows it still stands, with
+     * what the user runs to resolve it. Nothing is marked settled by saying it: the next run says it again.
+     */
+    private async report(iam: (provider: string) => PolicyReader | undefined, deadline: number, early = false): Promise<void> {
+        if (!this.file) return;
+        this.gather();
+        const said = this.known.said.get(this.run) ?? new Set<string>();
+        const inHand = this.known.inHand.get(this.run) ?? new Set<string>();
+        const live = this.livePeers();
+        // What was written through a provider another process of this run serves is that process's to check and say,
+        // at its end (it reads every file of the folder, so it sees all this one does); one that ended already had
+        // its say. Only where no process of the run serves that provider is it said here — never as the run starts,
+        // when the process that would check it may not have started yet, nor by a `--target`/`--exclude` run, which
+        // starts no provider for what it leaves out.
+        const servedElsewhere = new Set(this.runPeers().flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
+        const mine = (i: Item) => providerKey(i.entry.provider) === this.providerId;
+        const theirs = (i: Item) => !mine(i) && (early || this.command.partial === true || servedElsewhere.has(providerKey(i.entry.provider)));
+        // As the run starts, only what the engine certainly never recorded (its operation was never answered): an
+        // answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end, unless
+        // this run could not have given that word (see `unsaidAnswered`). So is an addition another resource's state
+        // held when last seen (one grant declared twice): that resource's request settles it (see `state`); the
+        // record may be an answer the engine never saved, so the note is put off, never dropped.
+        const leftToRequest = (i: Item) => this.known.answered.has(i.key) || (i.sign === "+" && this.heldByAnother(i));
+        const open = this.known.open().filter((i) => !(said.has(i.key) && this.rules.fires("said-once-per-run")) && !inHand.has(i.key) &&
+            !live.has(writerOf(i.entry)) &&
+            !(theirs(i) && this.rules.fires("own-provider-says")) &&
+            !(leftToRequest(i) && early && this.rules.fires("early-report-unanswered-only")) &&
+            !(leftToRequest(i) && !early && this.unsaidAnswered(i) && this.rules.fires("partial-run-silent")));
+        if (open.length === 0) return;
+        const byParent = new Map<string, Item[]>();
+        for (const i of open) {
+            const k = `${providerKey(i.entry.provider)}\n${parentName(i.entry.parent)}`;
+            byParent.set(k, [...(byParent.get(k) ?? []), i]);
+        }
+        const notes: string[] = [];
+        const settled: string[] = [];
+        const told: string[] = [];
+        await Promise.all([...byParent.values()].map(async (items) => {
+            const { entry } = items[0];
+            const own = providerKey(entry.provider) === this.providerId;
+            // Another provider with the same endpoint reads the same policy: this process's credentials ask Google,
+            // and where they may not, the grant is said unchecked.
+            const fetcher = own || endpointOf(entry.provider) === endpointOf(this.providerId) ? iam(this.providerId) : undefined;
+            const other = "it was written through another provider than the one this process serves, so it was not checked";
+            let policy: Policy | undefined;
+            let unchecked = fetcher ? "" : other;
+            if (fetcher) {
+                try {
+                    policy = await fetcher.getIamPolicy(entry.parent, { fresh: true, deadline });
+                } catch (e) {
+                    // A read the shutdown cut off says nothing: the report at the run's end reads again.
+                    if (e instanceof IamError && e.code === Code.CANCELLED) return;
+                    unchecked = own ? `reading the policy failed: ${e instanceof Error ? e.message : String(e)}` : other;
+                }
+            }
+            const present = policy ? grantKeysOf(policy.bindings) : undefined;
+            for (const i of items) {
+                if (present && present.has(grantKey(i.grant)) !== (i.sign === "+") && this.rules.fires("google-word-at-report")) {
+                    // Google's word: gone, or back; for a write that may still land, nothing to say yet.
+                    if (this.judgeable(i.entry, () => live)) settled.push(i.key);
+                    continue;
+                }
+                told.push(i.key);
+                notes.push(describe(i, unchecked, (t) => this.host.digest(t)));
+            }
+        }));
+        if (settled.length) this.append({ op: "settled", items: settled });
+        if (notes.length === 0) return;
+        this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
+            notes.map((n) => `  - ${n}`).join("\n"));
+        this.append({ op: "said", run: this.run, items: told });
+    }
+
+    /** Whether a resource other than the one `i` was written for held `i`'s grant in its state when last seen. */
+    private heldByAnother(i: Item): boolean {
+        for (const urn of this.known.heldBy(parentName(i.entry.parent), i.grantKey)) if (urn !== i.entry.urn) return true;
+        return false;
+    }
+
+    /**
+     * Whether an item left to a resource's request (answered, or an addition another resource's state held) and
+     * still open at this run's end is not said. A removal (`-`) whose answer the engine may
+     * not have recorded leaves the resource in its state or not: if it does, that resource's next request carries the
+     * state and decides (a Diff puts the grant back, a refresh drops the resource); if not, there is nothing to say.
+     * An addition (`+`) is said only by a run that sends every resource it holds: not a `--target` or `--exclude`
+     * run, nor `pulumi import`, nor a preview (it sends no resource it would delete: after a revert, one the engine
+     * recorded before a Ctrl-C twice), and the silence of such a run on a resource says nothing of whether the
+     * engine holds it; the update after the preview says it.
+     */
+    private unsaidAnswered(i: Item): boolean {
+        return i.sign === "-" || this.command.partial === true || this.mayBePreview;
+    }
+
+    /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */
+    close(): void {
+        if (!this.file) return;
+        this.append({ op: "closed" });
+        this.gather();
+        const mine = this.host.self().id;
+        // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry.
+        const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
+            [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i))) ||
+            this.heldHere;
+        const file = this.file;
+        if (!file) return; // the closing line could not be written: the folder was given up
+        const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));
+        file.close(!holds && !peersRun);
+        this.file = undefined;
+    }
+}
+
+/** Where the deployment says what it finds (the server gives it the engine's log: protocol/log.ts). */
+export interface Diagnostics {
+    warn(message: string): void;
+    debug(message: string): void;
+}
+
+/** What every operation gets from the server; the deployment makes the rest of its ResourceContext. */
+export type BaseContext = Pick<ResourceContext, "iam" | "warn">;
+
+/** Why the storage refused, for a person: its error code where it has one. */
+function reason(e: unknown): string {
+    const code = (e as { code?: unknown } | null)?.code;
+    return typeof code === "string" ? code : String(e);
+}
+
+/** What the journal asks of Google: a fresh read of a policy, with the credentials of the provider that wrote to it. */
+export type PolicyReader = Pick<IamFetcher, "getIamPolicy">;
+
+/** One open item, for a person: what it is, why it is open, and the command that resolves it. */
+function describe(i: Item, unchecked: string, digest: (text: string) => string): string {
+    const where = parentName(i.entry.parent);
+    const who = `${shortUrn(i.entry.urn)} (${i.entry.urn})`;
+    const checked = unchecked ? ` (${unchecked})` : "";
+    if (i.sign === "-") {
+        return `${describeGrant(i.grant)} was removed from ${where} by an operation on ${who} that stopped before Pulumi ` +
+            `recorded it; Pulumi's state still holds it${checked}. \`pulumi up\` puts it back where the program declares that ` +
+            `resource, or deletes the resource where it does not (\`pulumi up --target '${i.entry.urn}'\` for that resource alone).`;
+    }
+    const member = token("endpoints", `${PREFIX[i.entry.parent.kind]}IamMember`);
+    const name = `orphan-${digest(i.key).slice(0, 8)}`;
+    const pending = i.entry.resourceId
+        ? ` If \`pulumi up\` warns of a pending create of that resource, \`pulumi refresh --import-pending-creates '${i.entry.urn}' '${i.entry.resourceId}'\` records it.`
+        : "";
+    // A Binding or Policy owns its role or policy: its next update sets the grant as the program lists it.
+    const owner = /Iam(Binding|Policy):/.exec(i.entry.urn)?.[1];
+    const declared = owner
+        ? `sets its ${owner === "Binding" ? "role" : "policy"} as the program lists it: it records the grant if listed, removes it if not`
+        : "records it";
+    return `${describeGrant(i.grant)} on ${where} was written for ${who} by a run that stopped before Pulumi recorded it, ` +
+        `and no run has recorded it since${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
+        `${declared}.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +
+        "puts it in the stack, and the next `pulumi up` removes it (the program does not declare it) unless you add it to the program.";
+}

@@ -1,0 +1,103 @@
+// The journal's rules, each named once: what it says, and the tests that hold it. The journal asks `fires(name)`
+// exactly where a rule decides, so a run counts which rules it reached, and the simulator can switch one off to
+// show that a rule matters (each switched-off rule must let the simulator find a violation). The design note's
+// table (docs/design/journal.md) is made from this list.
+
+export const RULES = {
+    "engine-word": {
+        says: "A request carrying the resource's state (Diff, Update, Delete, refresh) that agrees with an item settles it: the state holds an added grant, or lacks a removed one.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "answer-waits-in-run": {
+        says: "An item answered in this run is not settled by a later request of the run: the engine's record of it is that answer, settled at the run's end.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "read-answer-is-no-word": {
+        says: "A Diff after a Read of its resource in the run, or in a previewing run with --refresh, carries the Read's answer, not what the engine keeps: it settles nothing.",
+        heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
+    },
+    "preview-holds-nothing": {
+        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "live-writer-in-flight": {
+        says: "An item whose writer still runs is a write under way, not cut off: no Diff is forced for it.",
+        heldBy: ["tests/deployment/deployment.test.ts (a preview beside a live up)", "sim"],
+    },
+    "diff-forces-program": {
+        says: "Where the engine's state and IAM disagree on a grant the resource's Update sets, Diff asks for an update that sets it as the program declares.",
+        heldBy: ["tests/deployment/deployment.test.ts (a Binding's update killed after its write)", "tests/e2e/deployment.test.ts", "sim"],
+    },
+    "held-by-stack": {
+        says: "A state that holds a grant settles the additions of that grant journaled for other resources: it is in a state now.",
+        heldBy: ["tests/deployment/deployment.test.ts (a grant written for a resource whose Create was cut off, then held by another)", "sim"],
+    },
+    "removed-earlier-in-run": {
+        says: "A resource whose grant a Delete earlier in the run removed (before its Check) is updated to put it back; a write carried over from a dead process is no write of the run.",
+        heldBy: ["tests/deployment/deployment.test.ts (a Delete that runs before a later resource's Check)", "sim"],
+    },
+    "google-answer": {
+        says: "Google's answer to a write of a policy settles the open items of that policy it shows gone (added) or back (removed), of writes that can no longer land.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "in-flight-slack": {
+        says: "Another process's write may still land until well after its last attempt's deadline, and while its writer runs: until then Google's word says nothing of it.",
+        heldBy: ["tests/emulator/ops.test.ts", "sim"],
+    },
+    "recorded-at-end": {
+        says: "At the end of a process whose engine is still there, had at most one Cancel and no operation under way, every answer given before the stop is recorded: its items settle.",
+        heldBy: ["tests/deployment/deployment.test.ts (a clean run's close)", "sim"],
+    },
+    "ctrl-c-twice": {
+        says: "After a second Cancel (Ctrl-C) the engine may record nothing more: no answer of the process settles at its end.",
+        heldBy: ["tests/deployment/deployment.test.ts (Ctrl-C twice after the answers)", "tests/e2e/deployment.test.ts", "sim"],
+    },
+    "answer-after-stop": {
+        says: "An answer given once the run is being stopped may find an engine that no longer records it: it is left to the next run's word.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "preview-read-no-record": {
+        says: "What a Read of a preview answered (preview --refresh, --preview-only) is saved nowhere: it records and holds nothing.",
+        heldBy: ["tests/deployment/deployment.test.ts (`pulumi refresh --preview-only`)", "sim"],
+    },
+    "early-report-unanswered-only": {
+        says: "As a run starts, only what the engine surely never recorded is said: an answered item, or an addition another resource's state held, waits for the run's own word.",
+        heldBy: ["tests/deployment/deployment.test.ts (an unanswered Create's grant that another resource's state held)", "sim"],
+    },
+    "partial-run-silent": {
+        says: "An item left to its resource's request is not said at the end of a run that may not send every resource (a --target or --exclude run, an import, a preview); a removal is never said so.",
+        heldBy: ["tests/deployment/deployment.test.ts (a Create answered after the engine's Cancel, then `pulumi up --target`)", "tests/e2e/deployment.test.ts", "sim"],
+    },
+    "own-provider-says": {
+        says: "What was written through a provider another process of the run serves is that process's to check and say.",
+        heldBy: ["tests/deployment/deployment.test.ts (an explicit provider's plugin killed mid-write)", "sim"],
+    },
+    "google-word-at-report": {
+        says: "Before an item is said, a fresh read of its policy with the writer's provider's credentials settles it where it shows the grant gone (added) or back (removed).",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+    "delete-leaves-to-holder": {
+        says: "A Delete leaves a grant that another resource's state held when last seen, where that resource was not Checked in the run and may stay in the stack.",
+        heldBy: ["tests/deployment/deployment.test.ts (`pulumi destroy --target` of one of two Members of one grant)", "sim"],
+    },
+    "said-once-per-run": {
+        says: "An open item is said once per run, and again on every run until it is settled.",
+        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+    },
+} as const satisfies Record<string, { says: string; heldBy: readonly string[] }>;
+
+export type RuleName = keyof typeof RULES;
+export const RULE_NAMES = Object.keys(RULES) as RuleName[];
+
+/** Which rules are on, and how often each decided. */
+export class Rules {
+    readonly reached = new Map<RuleName, number>();
+
+    constructor(readonly off: ReadonlySet<RuleName> = new Set()) {}
+
+    /** Where rule `name` applies: whether it is on (counted as reached either way). */
+    fires(name: RuleName): boolean {
+        this.reached.set(name, (this.reached.get(name) ?? 0) + 1);
+        return !this.off.has(name);
+    }
+}
