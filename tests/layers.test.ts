@@ -108,3 +108,41 @@ describe("layers", () => {
         expect([...named].sort()).to.deep.equal([...layers().keys()].sort());
     });
 });
+
+describe("the journal's decision core", () => {
+    const JOURNAL = path.join(PROVIDER, "journal");
+    /** A file's imports but its type-only ones, which are erased from the code that runs. */
+    const runtimeImports = (file: string) => {
+        const typeOnly = new Set([...fs.readFileSync(file, "utf8").matchAll(/^import type [^;]*? from "([^"]+)";/gm)].map((m) => m[1]));
+        return importsOf(file).filter((s) => !typeOnly.has(s));
+    };
+    /** Every file of provider/ a journal file reaches through its imports (type-only ones included). */
+    function reached(): string[] {
+        const seen = new Set<string>();
+        const visit = (file: string) => {
+            if (seen.has(file)) return;
+            seen.add(file);
+            for (const spec of runtimeImports(file).filter((s) => s.startsWith("."))) {
+                const target = path.resolve(path.dirname(file), spec);
+                const ts = fs.existsSync(`${target}.ts`) ? `${target}.ts` : path.join(target, "index.ts");
+                if (layerOf(ts) !== undefined && fs.existsSync(ts)) visit(ts);
+            }
+        };
+        for (const f of sources(JOURNAL)) visit(f);
+        return [...seen];
+    }
+
+    it("imports no Node module, nor anything outside provider/, in any file it reaches", () => {
+        const wrong = reached().flatMap((file) => runtimeImports(file).filter((s) => !s.startsWith(".")).map((s) => `${path.relative(ROOT, file)} imports "${s}"`));
+        expect(wrong).to.deep.equal([]);
+    });
+
+    it("reads no clock, randomness, timer or process of its own: its host gives them", () => {
+        const banned = /\b(Date\.now|new Date|Math\.random|setTimeout|setInterval|setImmediate|process\.|require\()/;
+        const wrong = sources(JOURNAL).flatMap((file) => fs.readFileSync(file, "utf8").split("\n")
+            .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
+            .filter(({ line }) => !/^\s*\*/.test(line) && banned.test(line))
+            .map(({ i }) => `${path.relative(ROOT, file)}:${i + 1}`));
+        expect(wrong).to.deep.equal([]);
+    });
+});

@@ -783,12 +783,29 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT)), "no resource holds the grant any more").to.deep.equal([]);
     }));
 
+    it("two Members of one grant, `pulumi destroy --target` of one where the plugin cannot read the command line (Windows): the other's grant stays, and a later Delete of the other removes it", () => machine(async (stack, engine) => {
+        const a = await stack.plugin.create(MEMBER, member("twin"), false, "a");
+        const b = await stack.plugin.create(MEMBER, member("twin"), false, "b");
+        // `pulumi destroy --target a`: no Check, one Delete; this plugin's parent is no CLI it can read.
+        await stack.nextDeployment();
+        await stack.plugin.delete(MEMBER, a.id, a.properties, "a");
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "b's grant").to.deep.equal([grant("twin")]);
+        expect(engine.warningsOn("a").join("\n"), "the Delete says whom it left the grant to").to.contain("b");
+        // `pulumi destroy --target b` (or a full destroy): a's state is gone, so nothing holds the grant any more.
+        await stack.nextDeployment();
+        await stack.plugin.delete(MEMBER, b.id, b.properties, "b");
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([]);
+    }));
+
     it("a dead process's removal carried over by one process of a run is no removal of that run: another process's Diff of a resource declaring the grant asks for nothing", () => machine(async (stack, engine, home) => {
         const a = await stack.plugin.create(MEMBER, member("g"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("g"), false, "b");
         expect(await stack.plugin.stop()).to.equal(0);
-        await stack.nextDeployment();
-        await dieAfterWrite(stack, stack.plugin, (p) => p.delete(MEMBER, a.id, a.properties, "a"), true);
+        // A full `pulumi up` that drops a (where the command line is unknown, the Delete would leave the grant to b).
+        await engine.nextRun();
+        const up = await pluginOf(stack, engine, home, underCli(["up", "--yes", "--skip-preview"]));
+        await dieAfterWrite(stack, up, (p) => p.delete(MEMBER, a.id, a.properties, "a"), true);
         stack.emu.setPolicy(PARENT, { bindings: [{ role: ROLE, members: ["user:g@example.com"] }] }); // back since
         // The next run: its first process takes over the dead one's file (carrying its write); the second Diffs b.
         await engine.nextRun();

@@ -10,7 +10,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
 import { BINDING, listGrants, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
-import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine, underCli } from "../support/machine";
 import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
@@ -25,10 +25,12 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
     const grants = () => listGrants(stack.emu.getPolicy(PARENT));
     const warningsOn = (name: string) => warningsSoFar(stack.plugin, engine, SERVICE, name);
 
-    // Each test is one deployment: a plugin process of its own, logging to a recording engine.
+    // Each test is one deployment: a plugin process of its own, logging to a recording engine, under a full `pulumi
+    // up` (where the command line is unknown, a Delete also keeps what a resource the run did not Check held when
+    // last seen: tests/deployment/).
     before(async () => {
         engine = await startEngine();
-        stack = await startStack(TOKEN, [SERVICE], { engine });
+        stack = await startStack(TOKEN, [SERVICE], { engine, command: underCli(["up", "--yes", "--skip-preview"]) });
     });
     after(async () => {
         await stack?.stop();

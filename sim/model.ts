@@ -1,0 +1,511 @@
+// The simulator's model of the world around the journal: Google's IAM (policies, and its faults), the engine (its
+// checkpoint, the runs of each CLI command and the RPCs each sends, as Pulumi 3.248 orders them), and the Member
+// resource as the plugin implements it (a write journaled before it is sent, a Delete that leaves what the rest of
+// the stack declares). The journal under test is the real one (provider/journal/), on the hosts of machine.ts.
+
+import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
+import { Parent, parentName } from "../provider/iam/names";
+import type { Policy } from "../provider/iam/policy";
+import { Diagnostics, Journal, PolicyReader, RunCommand } from "../provider/journal/journal";
+import { RuleName, Rules } from "../provider/journal/rules";
+import { runCommandOf } from "../provider/process/command";
+import type { Claim } from "../provider/resources/resource";
+import { SimProcess, World } from "./machine";
+
+export const MEMBER_TYPE = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+const STACK = "urn:pulumi:dev::sim";
+export const urnOf = (name: string) => `${STACK}::${MEMBER_TYPE}::${name}`;
+export const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+/** A deterministic stream of draws (splitmix32), so that one seed is one case. */
+export class Draws {
+    private s: number;
+    constructor(seed: number) {
+        this.s = seed >>> 0;
+    }
+    next(): number {
+        this.s = (this.s + 0x9e3779b9) >>> 0;
+        let z = this.s;
+        z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+        z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+        return (z ^ (z >>> 16)) >>> 0;
+    }
+    int(n: number): number {
+        return n <= 1 ? 0 : this.next() % n;
+    }
+    chance(p: number): boolean {
+        return this.next() / 0x1_0000_0000 < p;
+    }
+    pick<T>(xs: readonly T[]): T {
+        return xs[this.int(xs.length)];
+    }
+}
+
+// ---- Google ----
+
+export const PARENTS: Parent[] = [
+    { kind: "service", serviceName: "a.endpoints.sim.cloud.goog" },
+    { kind: "consumer", serviceName: "a.endpoints.sim.cloud.goog", consumerProject: "tenant" },
+];
+
+/** Where a grant lives: its parent's index in PARENTS and the grant. */
+export interface Placed {
+    parent: number;
+    grant: Grant;
+}
+export const placedKey = (p: Placed) => `${p.parent}|${grantKey(p.grant)}`;
+export const describePlaced = (p: Placed) => `${describeGrant(p.grant)} on ${parentName(PARENTS[p.parent])}`;
+
+export class Iam {
+    private readonly policies = PARENTS.map(() => new Map<string, Grant>());
+    private version = 0;
+    reads = 0;
+    writes = 0;
+
+    has(p: Placed): boolean {
+        return this.policies[p.parent].has(grantKey(p.grant));
+    }
+
+    all(): Placed[] {
+        return this.policies.flatMap((m, parent) => [...m.values()].map((grant) => ({ parent, grant })));
+    }
+
+    policy(parent: number): Policy {
+        const byRole = new Map<string, string[]>();
+        for (const g of this.policies[parent].values()) byRole.set(g.role, [...(byRole.get(g.role) ?? []), g.member]);
+        return { version: 1, etag: `e${this.version}`, bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+    }
+
+    set(p: Placed, present: boolean): void {
+        this.writes++;
+        this.version++;
+        if (present) this.policies[p.parent].set(grantKey(p.grant), p.grant);
+        else this.policies[p.parent].delete(grantKey(p.grant));
+    }
+
+    reader(): PolicyReader {
+        return {
+            getIamPolicy: (parent: Parent) => {
+                this.reads++;
+                return Promise.resolve(this.policy(PARENTS.findIndex((p) => parentName(p) === parentName(parent))));
+            },
+        };
+    }
+}
+
+// ---- The stack ----
+
+export type ProviderName = "default" | "explicit";
+const providerUrn = (p: ProviderName, version: string) =>
+    p === "default" ? `${STACK}::pulumi:providers:cloud::default_${version.replace(/\./g, "_")}` : `${STACK}::pulumi:providers:cloud::explicit`;
+
+/** A Member as the program declares it, or as the engine's state holds it. */
+export interface Member {
+    name: string;
+    at: Placed;
+    provider: ProviderName;
+    deleteBeforeReplace?: boolean;
+}
+export const claimOf = (m: Member): Claim => ({
+    parent: parentName(PARENTS[m.at.parent]),
+    scope: "member",
+    grants: [m.at.grant],
+    role: m.at.grant.role,
+});
+const memberId = (m: Member) => `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role} ${m.at.grant.member}`;
+
+export interface Checkpoint {
+    resources: Map<string, Member>;
+    /** Creates the engine began and never saw end (the CLI died): Pulumi keeps them until cleared or imported. */
+    pendingCreates: Map<string, Member>;
+    /** The old resources of create-first replacements whose Delete has not been recorded: Pulumi keeps them, to delete. */
+    condemned: Member[];
+}
+
+export const cloneCheckpoint = (c: Checkpoint): Checkpoint => ({ resources: new Map(c.resources), pendingCreates: new Map(c.pendingCreates), condemned: [...c.condemned] });
+
+// ---- Commands and faults ----
+
+export type CommandKind = "up" | "preview" | "refresh" | "destroy" | "import";
+
+export interface Command {
+    kind: CommandKind;
+    skipPreview?: boolean;
+    refresh?: boolean;
+    previewOnly?: boolean;
+    targets?: string[];
+    excludes?: string[];
+    clearPendingCreates?: boolean;
+    /** `pulumi import`: the name, and the ID it imports. */
+    importName?: string;
+    importId?: string;
+    importAt?: Placed;
+    importProvider?: ProviderName;
+}
+
+export type StrikeKind = "kill-plugin" | "kill-cli" | "crash-machine" | "ctrl-c" | "ctrl-c-twice" | "lost-answer" | "unavailable";
+
+/** What goes wrong in a command: at its `at`-th write (of its recording run), after Google applied it or before. */
+export interface Strike {
+    kind: StrikeKind;
+    at: number;
+}
+
+export function argvOf(c: Command): string[] {
+    const argv = ["pulumi", c.kind === "up" ? "up" : c.kind];
+    if (c.kind === "import") argv.push(MEMBER_TYPE, c.importName ?? "", c.importId ?? "");
+    if (c.kind !== "preview") argv.push("--yes");
+    if (c.skipPreview) argv.push("--skip-preview");
+    if (c.refresh) argv.push("--refresh");
+    if (c.previewOnly) argv.push("--preview-only");
+    if (c.clearPendingCreates) argv.push("--clear-pending-creates");
+    for (const t of c.targets ?? []) argv.push("--target", t);
+    for (const t of c.excludes ?? []) argv.push("--exclude", t);
+    return argv;
+}
+
+/** What a note of the journal says, parsed for the judge. */
+export interface Note {
+    text: string;
+    kind: "unrecorded" | "removed" | "unusable" | "other";
+    at?: Placed;
+    /** Not checked against Google (its own words say so). */
+    unchecked: boolean;
+    /** Resolved by importing: the import ID its command gives. */
+    importId?: string;
+    importName?: string;
+}
+
+export interface Said {
+    note: Note;
+    /** The invariant's word on it when it was said: undefined when true. */
+    untrue?: string;
+}
+
+/** The world a case runs in. */
+export class Stack {
+    readonly iam = new Iam();
+    readonly world: World;
+    checkpoint: Checkpoint = { resources: new Map(), pendingCreates: new Map(), condemned: [] };
+    program: Member[] = [];
+    foreign: Placed[] = [];
+    version = "8.38.0";
+    /** Whether a plugin can read its CLI's command line (Linux, macOS) or not (Windows, PULUMI_DEBUG_PROVIDERS). */
+    commandKnown = true;
+    /** Every grant the plugin wrote, so a note can be matched to it. */
+    readonly known = new Map<string, Placed>();
+    readonly log: string[] = [];
+    private cli = 0;
+    private run = 0;
+
+    constructor(readonly rules: Rules, readonly draws: Draws, world: World) {
+        this.world = world;
+    }
+
+    placedOf(text: string): Placed | undefined {
+        for (const p of this.known.values()) if (text.includes(describePlaced(p)) || (text.includes(describeGrant(p.grant)) && text.includes(parentName(PARENTS[p.parent])))) return p;
+        return undefined;
+    }
+
+    parse(text: string): Note {
+        const unchecked = /not checked\)|reading the policy failed/.test(text);
+        if (text.includes("cannot keep its crash journal")) return { text, kind: "unusable", unchecked };
+        const at = this.placedOf(text);
+        const imp = /pulumi import --protect=false \S+ (\S+) '([^']+)'/.exec(text);
+        if (/ was removed from .* that stopped before Pulumi recorded it; Pulumi's state still holds it/.test(text)) return { text, kind: "removed", at, unchecked };
+        if (/no run has recorded it since/.test(text)) return { text, kind: "unrecorded", at, unchecked, ...(imp ? { importName: imp[1], importId: imp[2] } : {}) };
+        return { text, kind: "other", at, unchecked };
+    }
+
+    /** Whether any resource the engine's state holds (or is creating) holds `p`. */
+    held(p: Placed, c: Checkpoint = this.checkpoint): boolean {
+        for (const m of [...c.resources.values(), ...c.condemned]) if (placedKey(m.at) === placedKey(p)) return true;
+        return false;
+    }
+
+    /** Runs one CLI command; returns what the journal said in it. */
+    async command(c: Command, strike?: Strike): Promise<CommandOutcome> {
+        const cli = `cli${++this.cli}`;
+        const argv = argvOf(c);
+        this.log.push(`  program: ${this.program.map((m) => `${m.name}=${describePlaced(m.at)}${m.provider === "explicit" ? " (explicit)" : ""}${m.deleteBeforeReplace ? " (deleteBeforeReplace)" : ""}`).join("; ") || "empty"}`);
+        this.log.push(`$ ${argv.join(" ")}${strike ? `   [strike: ${strike.kind} at write ${strike.at}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
+        const outcome: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
+        const previewsFirst = c.kind !== "preview" && !c.skipPreview && !c.previewOnly;
+        const argvKnown = this.commandKnown ? argv : [];
+        if (previewsFirst) {
+            await this.engineRun(c, cli, argvKnown, true, undefined, outcome);
+        }
+        if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome);
+        for (const s of outcome.said) this.log.push(`  ${s.untrue ? "UNTRUE " : ""}said: ${s.note.text.slice(0, 400)}`);
+        return outcome;
+    }
+
+    /** One engine run (a command's preview, or its update): the plugins it starts and the RPCs it sends them. */
+    private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
+        const address = `${cli}-run${++this.run}`;
+        const rc: RunCommand = runCommandOf(argv);
+        const before = cloneCheckpoint(this.checkpoint);
+        const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
+        let engineGone = false;
+        let recordNothing = false;
+        let stopStarting = false;
+        const diagnostics = (label: string): Diagnostics => ({
+            warn: (message) => {
+                for (const line of message.split("\n")) {
+                    const text = line.replace(/^ {2}- /, "");
+                    if (text.startsWith("what earlier runs")) continue;
+                    const note = this.parse(text);
+                    if (note.kind === "other" && !/crash journal/.test(text)) continue;
+                    outcome.said.push({ note, untrue: this.untrue(note) });
+                }
+                void label;
+            },
+            debug: () => undefined,
+        });
+        const proc = (name: ProviderName) => {
+            let got = procs.get(name);
+            if (!got) {
+                const p = this.world.spawn(cli);
+                outcome.plugins++;
+                const j = new Journal(p.host(), diagnostics(name), () => this.iam.reader(), () => rc, this.rules);
+                j.engine(address);
+                const urn = providerUrn(name, this.version);
+                j.attach(urn);
+                j.provider(urn, "http://127.0.0.1:1");
+                got = { p, j };
+                procs.set(name, got);
+            }
+            return got;
+        };
+        const targeted = (urn: string) => (c.targets?.length ? c.targets.includes(urn) : true) && !(c.excludes ?? []).includes(urn);
+        let writes = 0;
+
+        /** One resource operation through the journal, as the server runs it. */
+        const op = async (m: Member, kind: "create" | "delete" | "refresh" | "import" | "update", held: Member | undefined): Promise<"ok" | "gone" | "failed"> => {
+            const { p, j } = proc(m.provider);
+            if (!p.alive || engineGone) return "failed";
+            const heldClaim = held ? claimOf(held) : undefined;
+            try {
+                // A Read carries no preview flag: the engine's refresh and import send the same request in a preview.
+                const read = kind === "refresh" || kind === "import";
+                const result = await j.operation({ urn: urnOf(m.name), kind, preview: preview && !read, ...(heldClaim ? { held: heldClaim } : {}) },
+                    { iam: () => { throw new Error("the simulated Member reads the model's IAM"); }, warn: () => undefined },
+                    async (ctx) => {
+                        ctx.named(memberId(m));
+                        if (read) return this.iam.has(m.at) ? "ok" as const : "gone" as const;
+                        if (preview) return "ok" as const;
+                        let present = kind !== "delete";
+                        if (kind === "delete" && ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) !== undefined) return "ok" as const;
+                        if (this.iam.has(m.at) === present) return "ok" as const;
+                        const beforePolicy = this.iam.policy(m.at.parent);
+                        const afterGrants = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
+                        if (present) afterGrants.push(m.at);
+                        const afterPolicy = policyOf(afterGrants);
+                        const rec = ctx.wrote(PARENTS[m.at.parent], beforePolicy, afterPolicy, this.world.now + 30_000);
+                        await rec.durable;
+                        const n = ++writes;
+                        this.known.set(placedKey(m.at), m.at);
+                        if (strike?.at === n && strike.kind === "unavailable") {
+                            outcome.clean = false;
+                            stopStarting = true;
+                            rec.undo();
+                            throw new Error("503");
+                        }
+                        this.iam.set(m.at, present);
+                        present = true;
+                        if (strike?.at === n) {
+                            this.log.push(`  ! ${strike.kind} after ${kind} of ${m.name} was applied`);
+                            outcome.struck = strike.kind !== "lost-answer";
+                            outcome.clean = false;
+                            switch (strike.kind) {
+                                case "lost-answer":
+                                    stopStarting = true;
+                                    throw new Error("the answer was lost");
+                                case "kill-plugin":
+                                    this.world.kill(p);
+                                    stopStarting = true;
+                                    throw new Error("the plugin died");
+                                case "kill-cli":
+                                case "crash-machine":
+                                    for (const x of procs.values()) this.world.kill(x.p);
+                                    if (strike.kind === "crash-machine") this.world.crash();
+                                    engineGone = true;
+                                    if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
+                                    throw new Error("the CLI died");
+                                case "ctrl-c":
+                                    for (const x of procs.values()) x.j.cancel();
+                                    stopStarting = true;
+                                    break;
+                                case "ctrl-c-twice":
+                                    for (const x of procs.values()) {
+                                        x.j.cancel();
+                                        x.j.cancel();
+                                    }
+                                    stopStarting = true;
+                                    recordNothing = true;
+                                    if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
+                                    break;
+                            }
+                        }
+                        rec.landed(this.iam.policy(m.at.parent));
+                        return "ok" as const;
+                    },
+                    (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(m)));
+                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): ${result}`);
+                return result;
+            } catch (e) {
+                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): failed (${e instanceof Error ? e.message : String(e)})`);
+                return "failed";
+            }
+        };
+
+        const record = (f: () => void) => {
+            if (!engineGone && !recordNothing && !preview) f();
+        };
+        try {
+            if (c.kind === "refresh" || (c.refresh && (c.kind === "up" || c.kind === "preview"))) {
+                if (c.clearPendingCreates && !preview) this.checkpoint.pendingCreates.clear();
+                for (const m of [...this.checkpoint.resources.values()]) {
+                    if (!targeted(urnOf(m.name)) || stopStarting || engineGone) continue;
+                    const r = await op(m, "refresh", m);
+                    if (r === "gone") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
+                }
+            }
+            if (c.kind === "import" && c.importAt && c.importName) {
+                const m: Member = { name: c.importName, at: c.importAt, provider: c.importProvider ?? "default" };
+                proc(m.provider).j.declare(urnOf(m.name), claimOf(m));
+                const r = await op(m, "import", undefined);
+                if (r === "ok") record(() => this.checkpoint.resources.set(urnOf(m.name), m));
+            }
+            if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone);
+            if (c.kind === "destroy") {
+                const order = shuffle(this.draws, [...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
+                const parallel = this.draws.chance(0.5);
+                const one = async (m: Member) => {
+                    if (stopStarting || engineGone || preview) return;
+                    const r = await op(m, "delete", m);
+                    if (r === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
+                };
+                if (parallel) await Promise.all(order.map(one));
+                else for (const m of order) await one(m);
+            }
+        } finally {
+            // The engine closes its plugins: a Cancel each, then their shutdown (the server's drain and close).
+            if (!engineGone) {
+                for (const { p, j } of procs.values()) {
+                    if (!p.alive) continue;
+                    j.cancel();
+                    j.stop();
+                    await j.finish(async () => true, 2500);
+                    j.close();
+                    this.world.kill(p);
+                }
+            }
+            if (!engineGone && !recordNothing && !preview) this.checkpoint.pendingCreates.forEach((_, urn) => {
+                if (this.checkpoint.resources.has(urn)) this.checkpoint.pendingCreates.delete(urn);
+            });
+            void before;
+        }
+    }
+
+    /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
+    private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal }, op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined) => Promise<string>,
+        record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean): Promise<void> {
+        type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };
+        const steps: Step[] = [];
+        const replaced: Member[] = [];
+        const program = shuffle(this.draws, this.program.filter((m) => targeted(urnOf(m.name))));
+        for (const m of program) {
+            const urn = urnOf(m.name);
+            const { j } = proc(m.provider);
+            j.declare(urn, claimOf(m));
+            const old = this.checkpoint.resources.get(urn);
+            if (!old) {
+                steps.push({ kind: "create", m });
+                continue;
+            }
+            const { force } = j.state(urn, claimOf(old), claimOf(m));
+            if (placedKey(old.at) !== placedKey(m.at) || old.provider !== m.provider) steps.push({ kind: "replace", m, old });
+            else if (force) steps.push({ kind: "update", m, old });
+        }
+        for (const step of steps) {
+            if (halted()) break;
+            const urn = urnOf(step.m.name);
+            if (step.kind === "create") {
+                if ((await op(step.m, "create", undefined)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+            } else if (step.kind === "update") {
+                if ((await op(step.m, "update", step.old)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+            } else if (step.m.deleteBeforeReplace) {
+                if (preview) continue;
+                if ((await op(step.old!, "delete", step.old)) !== "ok") continue;
+                record(() => this.checkpoint.resources.delete(urn));
+                if (halted()) break;
+                if ((await op(step.m, "create", undefined)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+            } else {
+                if ((await op(step.m, "create", undefined)) !== "ok") continue;
+                record(() => {
+                    this.checkpoint.resources.set(urn, step.m);
+                    this.checkpoint.condemned.push(step.old!);
+                });
+                if (halted() || preview) continue;
+                // The replaced resource goes at the end of the run, with the deletes (Pulumi's create-first order).
+                replaced.push(step.old!);
+            }
+        }
+        if (preview) return;
+        // What the program no longer declares is deleted after every Check (a full run), targeted ones only otherwise.
+        const declared = new Set(this.program.map((m) => urnOf(m.name)));
+        const doomed = shuffle(this.draws, [...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(urnOf(m.name))));
+        // And so do the replaced resources an earlier run left condemned.
+        for (const old of [...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(urnOf(m.name)))]) {
+            if (halted()) break;
+            if ((await op(old, "delete", old)) === "ok") record(() => (this.checkpoint.condemned = this.checkpoint.condemned.filter((m) => m !== old)));
+        }
+        for (const m of doomed) {
+            if (halted()) break;
+            if ((await op(m, "delete", m)) === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
+        }
+    }
+
+    /** Whether a note is untrue as it is said (undefined: true, or a note that says it may be). */
+    private untrue(n: Note): string | undefined {
+        if (n.unchecked || n.kind === "unusable" || n.kind === "other") return undefined;
+        if (!n.at) return `names a grant the plugin never wrote: ${n.text}`;
+        if (n.kind === "unrecorded") {
+            if (!this.iam.has(n.at)) return `says ${describePlaced(n.at)} is in IAM, but it is not`;
+            if (this.held(n.at)) return `says ${describePlaced(n.at)} is in no state, but the engine's state holds it`;
+        }
+        if (n.kind === "removed") {
+            if (this.iam.has(n.at)) return `says ${describePlaced(n.at)} was removed, but IAM holds it`;
+            if (!this.held(n.at)) return `says Pulumi's state holds ${describePlaced(n.at)}, but no resource's state does`;
+        }
+        return undefined;
+    }
+}
+
+export interface CommandOutcome {
+    said: Said[];
+    /** The command was cut off (a kill, a crash, a Ctrl-C): what the engine recorded may not be all it did. */
+    struck: boolean;
+    /** Every operation was answered and recorded. */
+    clean: boolean;
+    /** How many plugin processes the command's runs started. */
+    plugins: number;
+}
+
+function policyOf(grants: Placed[]): Policy {
+    const byRole = new Map<string, string[]>();
+    for (const { grant } of grants) byRole.set(grant.role, [...(byRole.get(grant.role) ?? []), grant.member]);
+    return { version: 1, bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+}
+
+function shuffle<T>(d: Draws, xs: T[]): T[] {
+    const out = [...xs];
+    for (let i = out.length - 1; i > 0; i--) {
+        const k = d.int(i + 1);
+        [out[i], out[k]] = [out[k], out[i]];
+    }
+    return out;
+}
+
+export type { RuleName };

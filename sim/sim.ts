@@ -1,0 +1,107 @@
+// `npm run sim -- --seed S --cases N`: runs N cases drawn from seed S against the real journal and prints, for each
+// violation, the case's seed, a shrunk transcript and the command that replays it; then how many cases reached each
+// named rule, and last the line `N cases, V violations`. Exits 0 exactly when V is 0. The same seed prints the same
+// output. `--case K` replays case K alone (with its transcript); `--off RULE[,RULE]` switches rules off (a rule that
+// matters lets the simulator find a violation).
+
+import minimist from "minimist";
+import { RULE_NAMES, RuleName, Rules } from "../provider/journal/rules";
+import { Case, drawCase, knownIssue, runCase, Verdict } from "./case";
+
+/** The seed of case `k` of a run seeded `seed`. */
+export const caseSeed = (seed: number, k: number) => (Math.imul(seed >>> 0, 0x9e3779b1) + Math.imul(k + 1, 0x85ebca77)) >>> 0;
+
+/** Smaller cases that still fail: steps, their side commands and strikes dropped one at a time, while it fails. */
+async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v: Verdict }> {
+    let best = c;
+    let verdict = await runCase(c, new Rules(off));
+    const tries = (x: Case): Case[] => [
+        ...x.steps.map((_, i) => ({ ...x, steps: x.steps.filter((__, k) => k !== i) })),
+        ...x.steps.flatMap((s, i) => s.then.map((_, t) => ({ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, then: y.then.filter((__, u) => u !== t) } : y)) }))),
+        ...x.steps.flatMap((s, i) => (s.revert ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, revert: false } : y)) }] : [])),
+        ...x.foreign.map((_, i) => ({ ...x, foreign: x.foreign.filter((__, k) => k !== i) })),
+        ...(x.upgrade ? [{ ...x, upgrade: false }] : []),
+    ];
+    for (let progress = true; progress;) {
+        progress = false;
+        for (const t of tries(best)) {
+            const v = await runCase(t, new Rules(off));
+            if (v.violations.length) {
+                best = t;
+                verdict = v;
+                progress = true;
+                break;
+            }
+        }
+    }
+    return { c: best, v: verdict };
+}
+
+export interface SimResult {
+    cases: number;
+    violations: number;
+    reached: Map<RuleName, number>;
+    lines: string[];
+    /** Cases with a violation that draw a known issue, by issue: not counted as violations. */
+    known: Map<string, number>;
+}
+
+/** Runs `cases` cases from `seed`; `print` gets each line of the report as it is made. */
+export async function simulate(seed: number, cases: number, off: ReadonlySet<RuleName> = new Set(), print: (line: string) => void = () => undefined,
+    opts: { stopAt?: number; only?: number } = {}): Promise<SimResult> {
+    const reached = new Map<RuleName, number>();
+    const lines: string[] = [];
+    const say = (l: string) => {
+        lines.push(l);
+        print(l);
+    };
+    let violations = 0;
+    let ran = 0;
+    const known = new Map<string, number>();
+    const ks = opts.only !== undefined ? [opts.only] : Array.from({ length: cases }, (_, k) => k);
+    for (const k of ks) {
+        const c = drawCase(caseSeed(seed, k));
+        const rules = new Rules(off);
+        const v = await runCase(c, rules);
+        ran++;
+        for (const [name] of rules.reached) reached.set(name, (reached.get(name) ?? 0) + 1);
+        if (opts.only !== undefined) for (const l of v.transcript) say(l);
+        if (v.violations.length === 0) continue;
+        const issue = knownIssue(c);
+        if (issue !== undefined && opts.only === undefined) {
+            known.set(issue, (known.get(issue) ?? 0) + 1);
+            continue;
+        }
+        violations++;
+        const small = await shrink(c, off);
+        say(`violation in case ${k} (seed ${seed}): ${small.v.violations[0]}`);
+        for (const more of small.v.violations.slice(1, 4)) say(`  also: ${more}`);
+        say(`  command line ${c.commandKnown ? "known" : "unknown"}; shrunk transcript:`);
+        for (const l of small.v.transcript) say(`    ${l}`);
+        say(`  replay: npm run sim -- --seed ${seed} --case ${k}${off.size ? ` --off ${[...off].join(",")}` : ""}`);
+        if (opts.stopAt !== undefined && violations >= opts.stopAt) break;
+    }
+    return { cases: ran, violations, reached, lines, known };
+}
+
+async function main(): Promise<void> {
+    const args = minimist(process.argv.slice(2), { string: ["off"], default: { seed: 1, cases: 1000 } });
+    const seed = Number(args.seed);
+    const cases = Number(args.cases);
+    const off = new Set(String(args.off ?? "").split(",").filter(Boolean) as RuleName[]);
+    for (const r of off) if (!RULE_NAMES.includes(r)) throw new Error(`--off ${r}: no such rule (the rules: ${RULE_NAMES.join(", ")})`);
+    if (!Number.isInteger(seed) || !Number.isInteger(cases) || cases < 0) throw new Error("--seed and --cases take whole numbers");
+    const result = await simulate(seed, cases, off, (l) => console.log(l), args.case !== undefined ? { only: Number(args.case) } : {});
+    console.log("rules reached (cases):");
+    for (const name of RULE_NAMES) console.log(`  ${name}: ${result.reached.get(name) ?? 0}`);
+    for (const [issue, n] of result.known) console.log(`known issue ${issue}: ${n} cases with a violation (not counted)`);
+    console.log(`${result.cases} cases, ${result.violations} violations`);
+    process.exitCode = result.violations === 0 ? 0 : 1;
+}
+
+if (require.main === module) {
+    main().catch((e: unknown) => {
+        console.error(e instanceof Error ? e.message : String(e));
+        process.exitCode = 2;
+    });
+}
