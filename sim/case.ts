@@ -169,6 +169,7 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
         stack.program = step.program;
         const out = await run(`step ${i + 1}`, step.command, step.strike);
         lastNotes = out.said;
+        const told = [...out.said];
         if (step.revert) stack.program = before;
         for (const side of step.then) {
             let cmd = side;
@@ -179,8 +180,9 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
             }
             const o = await run(`step ${i + 1}, then`, cmd);
             if (o.said.length) lastNotes = o.said;
+            told.push(...o.said);
         }
-        await recover(stack, run, i + 1);
+        await recover(stack, run, i + 1, told);
     }
     // Converged: IAM holds what the program declares and what no resource declares, the state what the program declares.
     const want = new Set([...stack.program.map((m) => placedKey(m.at)), ...foreign.map(placedKey)]);
@@ -198,11 +200,13 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
 }
 
 /** The README's recovery: clear pending creates, `pulumi up`, then each orphan's import and `pulumi up` again. */
-async function recover(stack: Stack, run: (label: string, c: Command) => Promise<CommandOutcome>, step: number): Promise<void> {
+async function recover(stack: Stack, run: (label: string, c: Command) => Promise<CommandOutcome>, step: number, told: CommandOutcome["said"]): Promise<void> {
     const label = `recovery ${step}`;
-    if (stack.checkpoint.pendingCreates.size) await run(label, { kind: "refresh", skipPreview: true, clearPendingCreates: true });
+    if (stack.checkpoint.pendingCreates.size) told.push(...(await run(label, { kind: "refresh", skipPreview: true, clearPendingCreates: true })).said);
     for (let round = 0; round < 3; round++) {
-        const out = await run(label, { kind: "up", skipPreview: round > 0 });
+        const up = await run(label, { kind: "up", skipPreview: round > 0 });
+        // What the user was told since the struck command, as they read it: the notes of every command.
+        const out = { said: round === 0 ? [...told, ...up.said] : up.said };
         const declared = new Set(stack.program.map((m) => placedKey(m.at)));
         const imports = out.said.filter((s) => s.note.kind === "unrecorded" && s.note.importId && s.note.at && !declared.has(placedKey(s.note.at)) && !stack.held(s.note.at));
         if (imports.length === 0 && !out.said.some((s) => s.note.kind === "removed")) return;

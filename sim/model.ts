@@ -202,18 +202,23 @@ export class Stack {
         this.world = world;
     }
 
+    /** The grant a note names: its first words are the grant and its parent, as the journal writes them. */
     placedOf(text: string): Placed | undefined {
-        for (const p of this.known.values()) if (text.includes(describePlaced(p)) || (text.includes(describeGrant(p.grant)) && text.includes(parentName(PARENTS[p.parent])))) return p;
+        for (const p of this.known.values()) {
+            const [grant, parent] = [describeGrant(p.grant), parentName(PARENTS[p.parent])];
+            if (text.startsWith(`${grant} on ${parent} `) || text.startsWith(`${grant} was removed from ${parent} `)) return p;
+        }
         return undefined;
     }
 
     parse(text: string): Note {
-        const unchecked = /not checked\)|reading the policy failed/.test(text);
+        // A note that says it may not be so (not checked, or Pulumi may have recorded it) is judged by none of its claims.
+        const unchecked = /not checked\)|reading the policy failed|Pulumi may not have recorded it/.test(text);
         if (text.includes("cannot keep its crash journal")) return { text, kind: "unusable", unchecked };
         const at = this.placedOf(text);
         const imp = /pulumi import --protect=false \S+ (\S+) '([^']+)'/.exec(text);
         if (/ was removed from .* that stopped before Pulumi recorded it; Pulumi's state still holds it/.test(text)) return { text, kind: "removed", at, unchecked };
-        if (/no run has recorded it since/.test(text)) return { text, kind: "unrecorded", at, unchecked, ...(imp ? { importName: imp[1], importId: imp[2] } : {}) };
+        if (/no run has recorded it since|Pulumi may not have recorded it/.test(text)) return { text, kind: "unrecorded", at, unchecked, ...(imp ? { importName: imp[1], importId: imp[2] } : {}) };
         return { text, kind: "other", at, unchecked };
     }
 

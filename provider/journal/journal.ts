@@ -371,7 +371,9 @@ export class Journal {
         for (const other of this.known.heldBy(parent, key)) {
             // Where the command line is unknown (Windows, PULUMI_DEBUG_PROVIDERS), any run may be a `--target` run.
             // A resource this run is deleting too (a `destroy` of both twins, in parallel) stays nowhere.
-            const mayStay = (midway || leftAlone(this.command, other) || this.unknownCommand) && !this.known.deleting.get(this.run)?.has(other);
+            // One whose Delete failed in this run stays (a full `destroy` whose other Delete Google refused).
+            const mayStay = ((midway || leftAlone(this.command, other) || this.unknownCommand) && !this.known.deleting.get(this.run)?.has(other)) ||
+                this.known.failedDeletes.get(this.run)?.has(other) === true;
             if (other !== urn && !this.claims.has(other) && mayStay && this.rules.fires("delete-leaves-to-holder")) return other;
         }
         return undefined;
@@ -391,7 +393,7 @@ export class Journal {
      * engine's state and IAM disagree on that the resource's Update sets, and the grants it declares that another
      * write of this run removed (a Delete that ran before this resource's Check).
      */
-    state(urn: string, held: Claim | undefined, declared?: Claim): { force: boolean; tell: string[] } {
+    state(urn: string, held: Claim | undefined, declared?: Claim, replaced = false): { force: boolean; tell: string[] } {
         this.attach(urn);
         this.markRun();
         this.gather();
@@ -406,7 +408,7 @@ export class Journal {
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
         // word on what the stack holds now.
-        if (held && engineWord && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held);
+        if (held && engineWord && !replaced && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
@@ -522,7 +524,10 @@ export class Journal {
         this.attach(urn);
         this.markRun();
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
-        if (op.held && !op.preview) this.state(urn, op.held);
+        // The Delete of a replaced resource (its URN Checked in this run) carries the old state, not what the stack holds.
+        this.gather();
+        const replaced = op.kind === "delete" && this.claims.has(urn);
+        if (op.held && !op.preview) this.state(urn, op.held, undefined, replaced);
         if (op.preview) this.sawPreview = true;
         else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;
         const read = op.kind === "refresh" || op.kind === "import";
@@ -547,7 +552,7 @@ export class Journal {
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
             // saved nowhere: it answers nothing the engine keeps.
             const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
-            if (!op.preview && !previewRead && !(this.stopping && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
+            if (!op.preview && !previewRead && !replaced && !(this.stopping && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
             if (!op.preview && claim && !previewRead) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
@@ -566,6 +571,10 @@ export class Journal {
                 if (items.length) this.append({ op: "answered", urn, items });
             }
             return result;
+        } catch (e) {
+            // A Delete that failed leaves its resource in the stack: a later Delete of the run leaves its grant to it.
+            if (op.kind === "delete") this.append({ op: "deleting", urn, failed: true });
+            throw e;
         } finally {
             this.running.delete(work);
         }
@@ -597,7 +606,8 @@ export class Journal {
     async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
         const deadline = this.host.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
-        const recorded = [...this.answeredItems, ...(this.previewRun && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)];
+        // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's.
+        const recorded = [...this.answeredItems, ...((this.previewRun || this.unknownCommand) && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)];
         if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&
             this.rules.fires("recorded-at-end")) {
             this.append({ op: "settled", items: recorded }, true);
@@ -625,7 +635,10 @@ export class Journal {
         // starts no provider for what it leaves out.
         const servedElsewhere = new Set(this.runPeers().flatMap((p) => p.lines.flatMap((l) => (l.op === "serves" ? [providerKey(l.provider)] : []))));
         const mine = (i: Item) => providerKey(i.entry.provider) === this.providerId;
-        const theirs = (i: Item) => !mine(i) && (early || this.command.partial === true || servedElsewhere.has(providerKey(i.entry.provider)));
+        // A `--target` run starts no provider for what it leaves out: what another provider wrote is said here only where
+        // this process can check it (the same endpoint), never unchecked (it may be long gone).
+        const sameEndpoint = (i: Item) => endpointOf(i.entry.provider) === endpointOf(this.providerId);
+        const theirs = (i: Item) => !mine(i) && (early || (this.command.partial === true && !sameEndpoint(i)) || servedElsewhere.has(providerKey(i.entry.provider)));
         // As the run starts, only what the engine certainly never recorded (its operation was never answered): an
         // answered one is left to this run's own word on it (a Diff, a Delete, a refresh) and said at its end, unless
         // this run could not have given that word (see `unsaidAnswered`). So is an addition another resource's state
@@ -672,7 +685,8 @@ export class Journal {
                     continue;
                 }
                 told.push(i.key);
-                notes.push(describe(i, unchecked, (t) => this.host.digest(t)));
+                // Where the command line is unknown, a run shown to be an update may still have left that resource out.
+                notes.push(describe(i, unchecked, (t) => this.host.digest(t), this.unknownCommand && leftToRequest(i)));
             }
         }));
         if (settled.length) this.append({ op: "settled", items: settled });
@@ -739,7 +753,7 @@ function reason(e: unknown): string {
 export type PolicyReader = Pick<IamFetcher, "getIamPolicy">;
 
 /** One open item, for a person: what it is, why it is open, and the command that resolves it. */
-function describe(i: Item, unchecked: string, digest: (text: string) => string): string {
+function describe(i: Item, unchecked: string, digest: (text: string) => string, mayBeRecorded = false): string {
     const where = parentName(i.entry.parent);
     const who = `${shortUrn(i.entry.urn)} (${i.entry.urn})`;
     const checked = unchecked ? ` (${unchecked})` : "";
@@ -758,8 +772,11 @@ function describe(i: Item, unchecked: string, digest: (text: string) => string):
     const declared = owner
         ? `sets its ${owner === "Binding" ? "role" : "policy"} as the program lists it: it records the grant if listed, removes it if not`
         : "records it";
-    return `${describeGrant(i.grant)} on ${where} was written for ${who} by a run that stopped before Pulumi recorded it, ` +
-        `and no run has recorded it since${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
+    const recorded = mayBeRecorded
+        ? "by a run that stopped; Pulumi may not have recorded it (the plugin cannot read the CLI's command line here, so it " +
+          "cannot tell whether this run left that resource out: if `pulumi stack export` lists that resource, nothing needs doing)"
+        : "by a run that stopped before Pulumi recorded it, and no run has recorded it since";
+    return `${describeGrant(i.grant)} on ${where} was written for ${who} ${recorded}${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
         `${declared}.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +
         "puts it in the stack, and the next `pulumi up` removes it (the program does not declare it) unless you add it to the program.";
 }

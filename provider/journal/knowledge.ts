@@ -79,8 +79,8 @@ export type Line =
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
      */
     | { op: "holds"; urn: string; claim: Claim | null; at: number }
-    /** A Delete of `urn` began in this run: it leaves nothing to that resource (see Journal.kept). */
-    | { op: "deleting"; urn: string }
+    /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
+    | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
 
 export const runOf = (peer: Peer<Line>): string | undefined => {
@@ -109,8 +109,9 @@ export class Knowledge {
     readonly inHand = new Map<string, Set<string>>();
     /** Items of any operation answered in any run: the engine may hold them (its next word on them decides). */
     readonly answered = new Set<string>();
-    /** run -> the resources a Delete of that run began on. */
+    /** run -> the resources a Delete of that run began on, and those whose Delete failed (they stay in the stack). */
     readonly deleting = new Map<string, Set<string>>();
+    readonly failedDeletes = new Map<string, Set<string>>();
     /** urn -> what the engine's state of it last held, as far as any run of this stack saw (the latest `holds`). */
     readonly holds = new Map<string, { claim: Claim | null; at: number }>();
     /** parent name -> grantKey -> the URNs whose latest held claim holds that grant. */
@@ -152,7 +153,13 @@ export class Knowledge {
                 for (const i of line.items) this.settled.add(i);
                 return;
             case "deleting":
-                if (run !== undefined) setOf(this.deleting, run).add(line.urn);
+                if (run === undefined) return;
+                if (line.failed) {
+                    this.deleting.get(run)?.delete(line.urn);
+                    setOf(this.failedDeletes, run).add(line.urn);
+                } else {
+                    setOf(this.deleting, run).add(line.urn);
+                }
                 return;
             case "said":
                 for (const i of line.items) setOf(this.said, line.run).add(i);

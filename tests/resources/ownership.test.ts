@@ -10,7 +10,7 @@ import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { Engine, startEngine, until, warningsSoFar } from "../support/engine";
 import { BINDING, listGrants, MEMBER, Plugin, POLICY, ROLE, rpcError, SERVICE_FN, Stack, startStack, useStack } from "../support/plugin";
-import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine, underCli } from "../support/machine";
+import { dieAfterWrite as diesAfterWrite, JOURNAL_SAYS, machine as onMachine } from "../support/machine";
 import { recordWrites } from "../support/proxy";
 
 const TOKEN = "ya29.ownership-test-token";
@@ -25,12 +25,10 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
     const grants = () => listGrants(stack.emu.getPolicy(PARENT));
     const warningsOn = (name: string) => warningsSoFar(stack.plugin, engine, SERVICE, name);
 
-    // Each test is one deployment: a plugin process of its own, logging to a recording engine, under a full `pulumi
-    // up` (where the command line is unknown, a Delete also keeps what a resource the run did not Check held when
-    // last seen: tests/deployment/).
+    // Each test is one deployment: a plugin process of its own, logging to a recording engine.
     before(async () => {
         engine = await startEngine();
-        stack = await startStack(TOKEN, [SERVICE], { engine, command: underCli(["up", "--yes", "--skip-preview"]) });
+        stack = await startStack(TOKEN, [SERVICE], { engine });
     });
     after(async () => {
         await stack?.stop();
@@ -132,11 +130,13 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
     });
 
     it("a Policy deleted beside Bindings the deployment declares keeps their grants", async () => {
-        const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:a@example.com", "user:b@example.com"] }] });
+        // Grants no earlier test's resources held: where the command line is unknown (as here), a Delete also leaves
+        // what a resource the run did not Check held when last seen (tests/deployment/).
+        const data = JSON.stringify({ bindings: [{ role: ROLE, members: ["user:policy-a@example.com", "user:policy-b@example.com"] }] });
         const created = await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: data }, false, "p");
-        await stack.plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:b@example.com"] }, {}, "binding");
+        await stack.plugin.check(BINDING, { serviceName: SERVICE, role: ROLE, members: ["user:policy-b@example.com"] }, {}, "binding");
         await stack.plugin.delete(POLICY, created.id, created.properties, "p");
-        expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
+        expect(grants()).to.deep.equal([`${ROLE} user:policy-b@example.com`]);
     });
 
     it("a Delete sees what the deployment's other plugin processes declare (an explicit provider runs in its own)", async () => {

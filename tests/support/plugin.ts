@@ -352,8 +352,6 @@ export interface StackOptions {
     engine?: string | Engine;
     /** Environment variables of every plugin process (Plugin.start's `env`). */
     env?: NodeJS.ProcessEnv;
-    /** The command every plugin process runs under (Plugin.start's `command`: a stand-in CLI's command line, say). */
-    command?: string[];
 }
 
 /** An emulator with services, and a plugin configured against it through Configure. */
@@ -384,7 +382,7 @@ export async function startStack(token: string, services: string[], opts: StackO
     const env: NodeJS.ProcessEnv = { PULUMI_HOME: pulumiHome(), ...opts.env };
     const startPlugin = async () => {
         const engine = typeof opts.engine === "string" ? opts.engine : opts.engine?.address;
-        const p = await Plugin.start({ env, args: engine === undefined ? [] : [engine], ...(opts.command ? { command: opts.command } : {}) });
+        const p = await Plugin.start({ env, args: engine === undefined ? [] : [engine] });
         try {
             await p.configure(undefined, vars());
         } catch (e) {
