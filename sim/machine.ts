@@ -36,7 +36,7 @@ export class World {
     private appends = 0;
     private nextPid = 100;
 
-    constructor(readonly faults: StorageFaults = {}) {}
+    constructor(public faults: StorageFaults = {}) {}
 
     /** A new plugin process of the CLI process `cli`, on `host`. */
     spawn(cli: string, host = "sim-host"): SimProcess {

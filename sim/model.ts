@@ -167,7 +167,7 @@ export function argvOf(c: Command): string[] {
 /** What a note of the journal says, parsed for the judge. */
 export interface Note {
     text: string;
-    kind: "unrecorded" | "removed" | "unusable" | "other";
+    kind: "unrecorded" | "removed" | "unusable" | "left" | "other";
     at?: Placed;
     /** Not checked against Google (its own words say so). */
     unchecked: boolean;
@@ -213,12 +213,12 @@ export class Stack {
 
     parse(text: string): Note {
         // A note that says it may not be so (not checked, or Pulumi may have recorded it) is judged by none of its claims.
-        const unchecked = /not checked\)|reading the policy failed|Pulumi may not have recorded it/.test(text);
+        const unchecked = /not checked\)|reading the policy failed|Pulumi may have recorded it since/.test(text);
         if (text.includes("cannot keep its crash journal")) return { text, kind: "unusable", unchecked };
         const at = this.placedOf(text);
         const imp = /pulumi import --protect=false \S+ (\S+) '([^']+)'/.exec(text);
         if (/ was removed from .* that stopped before Pulumi recorded it; Pulumi's state still holds it/.test(text)) return { text, kind: "removed", at, unchecked };
-        if (/no run has recorded it since|Pulumi may not have recorded it/.test(text)) return { text, kind: "unrecorded", at, unchecked, ...(imp ? { importName: imp[1], importId: imp[2] } : {}) };
+        if (/no run has recorded it since|Pulumi may have recorded it since/.test(text)) return { text, kind: "unrecorded", at, unchecked, ...(imp ? { importName: imp[1], importId: imp[2] } : {}) };
         return { text, kind: "other", at, unchecked };
     }
 
@@ -300,7 +300,12 @@ export class Stack {
                         if (read) return this.iam.has(m.at) ? "ok" as const : "gone" as const;
                         if (preview) return "ok" as const;
                         let present = kind !== "delete";
-                        if (kind === "delete" && ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) !== undefined) return "ok" as const;
+                        const keeper = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) : undefined;
+                        if (keeper !== undefined) {
+                            // The resource's own warning (resources/parent.ts: keptGrants) names the grant and its keeper.
+                            outcome.said.push({ note: { text: `deleted, but left ${describePlaced(m.at)}: declared by ${keeper}`, kind: "left", at: m.at, unchecked: true } });
+                            return "ok" as const;
+                        }
                         if (this.iam.has(m.at) === present) return "ok" as const;
                         const beforePolicy = this.iam.policy(m.at.parent);
                         const afterGrants = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));

@@ -67,7 +67,7 @@ export async function simulate(seed: number, cases: number, off: ReadonlySet<Rul
         for (const [name] of rules.reached) reached.set(name, (reached.get(name) ?? 0) + 1);
         if (opts.only !== undefined) for (const l of v.transcript) say(l);
         if (v.violations.length === 0) continue;
-        const issue = knownIssue(c);
+        const issue = v.known ?? knownIssue(c);
         if (issue !== undefined && opts.only === undefined) {
             known.set(issue, (known.get(issue) ?? 0) + 1);
             continue;
@@ -84,17 +84,41 @@ export async function simulate(seed: number, cases: number, off: ReadonlySet<Rul
     return { cases: ran, violations, reached, lines, known };
 }
 
+/** Each rule switched off in turn: the first case (of at most `cases`) in which the simulator finds a violation. */
+export async function power(seed: number, cases: number, print: (line: string) => void): Promise<Map<RuleName, number | undefined>> {
+    const out = new Map<RuleName, number | undefined>();
+    for (const rule of RULE_NAMES) {
+        let found: number | undefined;
+        for (let k = 0; k < cases && found === undefined; k++) {
+            const c = drawCase(caseSeed(seed, k));
+            if (knownIssue(c) !== undefined) continue;
+            const v = await runCase(c, new Rules(new Set([rule])));
+            if (v.violations.length && v.known === undefined) found = k;
+        }
+        out.set(rule, found);
+        print(`  ${rule}: ${found === undefined ? `not caught in ${cases} cases` : `caught at case ${found}`}`);
+    }
+    return out;
+}
+
 async function main(): Promise<void> {
-    const args = minimist(process.argv.slice(2), { string: ["off"], default: { seed: 1, cases: 1000 } });
+    const args = minimist(process.argv.slice(2), { string: ["off"], boolean: ["power"], default: { seed: 1, cases: 1000 } });
     const seed = Number(args.seed);
     const cases = Number(args.cases);
     const off = new Set(String(args.off ?? "").split(",").filter(Boolean) as RuleName[]);
     for (const r of off) if (!RULE_NAMES.includes(r)) throw new Error(`--off ${r}: no such rule (the rules: ${RULE_NAMES.join(", ")})`);
     if (!Number.isInteger(seed) || !Number.isInteger(cases) || cases < 0) throw new Error("--seed and --cases take whole numbers");
+    if (args.power) {
+        console.log(`each rule switched off (seed ${seed}, at most ${cases} cases each):`);
+        const caught = await power(seed, cases, (l) => console.log(l));
+        const n = [...caught.values()].filter((k) => k !== undefined).length;
+        console.log(`${n} of ${caught.size} rules caught`);
+        return;
+    }
     const result = await simulate(seed, cases, off, (l) => console.log(l), args.case !== undefined ? { only: Number(args.case) } : {});
     console.log("rules reached (cases):");
     for (const name of RULE_NAMES) console.log(`  ${name}: ${result.reached.get(name) ?? 0}`);
-    for (const [issue, n] of result.known) console.log(`known issue ${issue}: ${n} cases with a violation (not counted)`);
+    for (const [issue, n] of [...result.known].sort()) console.log(`known issue ${issue}: ${n} cases with a violation (not counted)`);
     console.log(`${result.cases} cases, ${result.violations} violations`);
     process.exitCode = result.violations === 0 ? 0 : 1;
 }

@@ -164,7 +164,7 @@ export class Journal {
     }
 
     private get mayBePreview(): boolean {
-        return this.previewRun || ((this.command.previewsFirst === true || this.unknownCommand) && !this.laterRun && !this.sawUpdate);
+        return this.previewRun || (this.command.previewsFirst === true && !this.laterRun && !this.sawUpdate);
     }
 
     /**
@@ -175,7 +175,7 @@ export class Journal {
     private markRun(): void {
         if (this.runMarked || !this.file) return;
         this.runMarked = true;
-        if (this.command.previewsFirst || this.unknownCommand) this.laterRun = this.file.laterRunOfCli(this.run);
+        if (this.command.previewsFirst) this.laterRun = this.file.laterRunOfCli(this.run);
     }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -441,6 +441,18 @@ export class Journal {
                 }
             }
         }
+        // A grant another resource's Delete removed while this resource's state held it (that Delete's twin failed, or
+        // was cut off, in a `destroy` of both): this resource's update puts it back.
+        if (held && declared && engineWord) {
+            for (const g of held.grants) {
+                if (!declared.grants.some((d) => grantKey(d) === grantKey(g))) continue;
+                for (const i of this.known.openOf(held.parent, grantKey(g))) {
+                    if (i.sign !== "-" || i.entry.urn === urn || inHand?.has(i.key) || !this.rules.fires("removal-held-elsewhere")) continue;
+                    reasons.push(`${describeGrant(g)} was removed from ${held.parent} by an operation on ${shortUrn(i.entry.urn)} while this ` +
+                        "resource's state held it; this update puts it back");
+                }
+            }
+        }
         if (settle.length) this.append({ op: "settled", items: settle });
         if (declared) {
             const removed = this.removedThisRun.get(declared.parent);
@@ -552,7 +564,9 @@ export class Journal {
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
             // saved nowhere: it answers nothing the engine keeps.
             const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
-            if (!op.preview && !previewRead && !replaced && !(this.stopping && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
+            // What the stack holds is noted whatever becomes of the answer: a grant lost is worse than one left, and a
+            // Delete's grant is gone from IAM whether or not the engine records it.
+            if (!op.preview && !previewRead && !replaced) this.hold(urn, drops ? null : claim ?? null);
             if (!op.preview && claim && !previewRead) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
@@ -607,7 +621,9 @@ export class Journal {
         const deadline = this.host.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
         // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's.
-        const recorded = [...this.answeredItems, ...((this.previewRun || this.unknownCommand) && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)];
+        const recorded = [...this.answeredItems, ...((this.previewRun || this.unknownCommand) && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
+            // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
+            .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")));
         if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&
             this.rules.fires("recorded-at-end")) {
             this.append({ op: "settled", items: recorded }, true);
@@ -656,9 +672,8 @@ export class Journal {
             const k = `${providerKey(i.entry.provider)}\n${parentName(i.entry.parent)}`;
             byParent.set(k, [...(byParent.get(k) ?? []), i]);
         }
-        const notes: string[] = [];
+        const notes: { key: string; text: string }[] = [];
         const settled: string[] = [];
-        const told: string[] = [];
         await Promise.all([...byParent.values()].map(async (items) => {
             const { entry } = items[0];
             const own = providerKey(entry.provider) === this.providerId;
@@ -684,16 +699,24 @@ export class Journal {
                     if (this.judgeable(i.entry, () => live)) settled.push(i.key);
                     continue;
                 }
-                told.push(i.key);
                 // Where the command line is unknown, a run shown to be an update may still have left that resource out.
-                notes.push(describe(i, unchecked, (t) => this.host.digest(t), this.unknownCommand && leftToRequest(i)));
+                notes.push({ key: i.key, text: describe(i, unchecked, (t) => this.host.digest(t), this.unknownCommand && leftToRequest(i)) });
             }
         }));
         if (settled.length) this.append({ op: "settled", items: settled });
-        if (notes.length === 0) return;
+        // What an operation of this run settled while the policy was being read (an update putting a grant back) is
+        // no longer so: the read is older than that.
+        const still = notes.filter((n) => !(this.known.settled.has(n.key) && this.rules.fires("settled-while-reading")));
+        if (still.length === 0) return;
         this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
-            notes.map((n) => `  - ${n}`).join("\n"));
-        this.append({ op: "said", run: this.run, items: told });
+            still.map((n) => `  - ${n.text}`).join("\n"));
+        this.append({ op: "said", run: this.run, items: still.map((n) => n.key) });
+    }
+
+    /** Whether item `key` is a removal of a grant that another resource's state, as last seen, holds. */
+    private removalHeldElsewhere(key: string): boolean {
+        const i = this.known.item(key);
+        return i !== undefined && i.sign === "-" && this.heldByAnother(i);
     }
 
     /** Whether a resource other than the one `i` was written for held `i`'s grant in its state when last seen. */
@@ -713,7 +736,9 @@ export class Journal {
      * engine holds it; the update after the preview says it.
      */
     private unsaidAnswered(i: Item): boolean {
-        return i.sign === "-" || this.command.partial === true || this.mayBePreview;
+        // Where the command line is unknown, no run can be told from a preview or a `--target` run: an addition is
+        // said by every run, as one Pulumi may have recorded (see describe).
+        return i.sign === "-" || this.command.partial === true || (!this.unknownCommand && this.mayBePreview);
     }
 
     /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */
@@ -773,8 +798,9 @@ function describe(i: Item, unchecked: string, digest: (text: string) => string, 
         ? `sets its ${owner === "Binding" ? "role" : "policy"} as the program lists it: it records the grant if listed, removes it if not`
         : "records it";
     const recorded = mayBeRecorded
-        ? "by a run that stopped; Pulumi may not have recorded it (the plugin cannot read the CLI's command line here, so it " +
-          "cannot tell whether this run left that resource out: if `pulumi stack export` lists that resource, nothing needs doing)"
+        ? "by a run that stopped before Pulumi recorded it, as far as the plugin can tell: it cannot read the CLI's command " +
+          "line here, so this run may have left that resource out, and Pulumi may have recorded it since (if `pulumi stack " +
+          "export` lists that resource, nothing needs doing)"
         : "by a run that stopped before Pulumi recorded it, and no run has recorded it since";
     return `${describeGrant(i.grant)} on ${where} was written for ${who} ${recorded}${checked}. Where the program declares that resource, the next \`pulumi up\` ` +
         `${declared}.${pending} Otherwise \`pulumi import --protect=false ${member} ${name} '${grantId(i.entry.parent, [i.grant.role, i.grant.member, i.grant.condition?.title])}'\` ` +

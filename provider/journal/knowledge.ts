@@ -183,6 +183,11 @@ export class Knowledge {
         }
     }
 
+    /** The item of key `key`, if its entry is known. */
+    item(key: string): Item | undefined {
+        return this.items.get(entryOf(key))?.find((i) => i.key === key);
+    }
+
     /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
     heldBy(parent: string, key: string): Iterable<string> {
         return this.heldGrants.get(parent)?.get(key) ?? [];

@@ -36,6 +36,10 @@ export const RULES = {
         says: "A resource whose grant a Delete earlier in the run removed (before its Check) is updated to put it back; a write carried over from a dead process is no write of the run.",
         heldBy: ["tests/deployment/deployment.test.ts (a Delete that runs before a later resource's Check)", "sim"],
     },
+    "removal-held-elsewhere": {
+        says: "A removal of a grant another resource's state still holds (its own Delete failed or was cut off) stays open, and that resource's Diff asks for an update that puts it back.",
+        heldBy: ["sim"],
+    },
     "google-answer": {
         says: "Google's answer to a write of a policy settles the open items of that policy it shows gone (added) or back (removed), of writes that can no longer land.",
         heldBy: ["tests/deployment/deployment.test.ts", "sim"],
@@ -79,6 +83,10 @@ export const RULES = {
     "delete-leaves-to-holder": {
         says: "A Delete leaves a grant that another resource's state held when last seen, where that resource was not Checked in the run and may stay in the stack.",
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi destroy --target` of one of two Members of one grant)", "sim"],
+    },
+    "settled-while-reading": {
+        says: "An item settled while its policy was being read for the report (an operation of the run put the grant back) is not said: the read is older than that.",
+        heldBy: ["sim"],
     },
     "said-once-per-run": {
         says: "An open item is said once per run, and again on every run until it is settled.",

@@ -783,6 +783,26 @@ describe("one deployment, one truth", function () {
         expect(listGrants(stack.emu.getPolicy(PARENT)), "no resource holds the grant any more").to.deep.equal([]);
     }));
 
+    it("a Member replaced by one of another grant (create first), then `pulumi destroy --target` of a twin of the new grant: the grant stays for the replacement", () => machine(async (stack, engine, home) => {
+        const m = await stack.plugin.create(MEMBER, member("old"), false, "m");
+        const twin = await stack.plugin.create(MEMBER, member("new"), false, "twin");
+        expect(await stack.plugin.stop()).to.equal(0);
+        // `pulumi up`: m now declares the twin's grant; the engine creates the replacement, then deletes the old m.
+        await engine.nextRun();
+        const up = await pluginOf(stack, engine, home, underCli(["up", "--yes", "--skip-preview"]));
+        await up.check(MEMBER, member("new"), m.properties, "m");
+        await up.create(MEMBER, member("new"), false, "m");
+        await up.delete(MEMBER, m.id, m.properties, "m");
+        expect(await up.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT))).to.deep.equal([grant("new")]);
+        // `pulumi destroy --target twin`: m is not Checked, and its state holds the grant.
+        await engine.nextRun();
+        const destroy = await pluginOf(stack, engine, home, underCli(["destroy", "--yes", "--skip-preview", "--target", `urn:pulumi:dev::proj::${MEMBER}::twin`]));
+        await destroy.delete(MEMBER, twin.id, twin.properties, "twin");
+        expect(await destroy.stop()).to.equal(0);
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "m's grant").to.deep.equal([grant("new")]);
+    }));
+
     it("two Members of one grant, `pulumi destroy --target` of one where the plugin cannot read the command line (Windows): the other's grant stays, and a later Delete of the other removes it", () => machine(async (stack, engine) => {
         const a = await stack.plugin.create(MEMBER, member("twin"), false, "a");
         const b = await stack.plugin.create(MEMBER, member("twin"), false, "b");

@@ -22,6 +22,18 @@ async function violationsOf(c: Case): Promise<string[]> {
 describe("the journal's simulator", function () {
     this.timeout(120_000);
 
+    // The simulator's main run: a fixed seed, and one drawn per run (printed, so a failure replays).
+    for (const seed of [1, Math.floor(Math.random() * 1_000_000)]) {
+        it(`10,000 cases from seed ${seed}: no violation outside the named known issues`, async function () {
+            this.timeout(600_000);
+            const lines: string[] = [];
+            const r = await simulate(seed, 10_000, new Set(), (l) => lines.push(l));
+            expect(r.cases).to.equal(10_000);
+            expect(lines.join("\n"), `npm run sim -- --seed ${seed} --cases 10000`).to.equal("");
+            expect(r.violations).to.equal(0);
+        });
+    }
+
     it("prints the same report for the same seed", async () => {
         const a = await simulate(7, 300);
         const b = await simulate(7, 300);
