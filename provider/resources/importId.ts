@@ -64,6 +64,16 @@ export function importDocIds(kind: ParentKind, shape: GrantShape): string[] {
     return [...spaced, `${spaced[0]} ${CONDITION_TITLE}`, [fill(PARENT_FORMS[kind][0]), ...rest].join("/")];
 }
 
+/**
+ * The import ID in the first documented form (`services/S[/consumers/P] [ROLE [MEMBER]] [TITLE]`): the one form
+ * that reads one way whatever the role, member or condition hold (a title's spaces are its last words).
+ */
+export function importIdOf(kind: ParentKind, shape: GrantShape, named: ImportedId): string {
+    const parent = `services/${named.parent.serviceName}${kind === "consumer" ? `/consumers/${named.parent.consumerProject ?? ""}` : ""}`;
+    if (shape === "policy") return parent;
+    return [parent, named.role ?? "", ...(shape === "member" ? [named.member ?? ""] : []), ...(named.conditionTitle !== undefined ? [named.conditionTitle] : [])].join(" ");
+}
+
 /** What an import ID's refusal says: what is wrong, then every form that works. */
 function refusal(kind: ParentKind, shape: GrantShape, id: string, why: string): string {
     const shown = id.length > 200 ? `${id.slice(0, 200)}…` : id;
