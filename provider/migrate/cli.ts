@@ -167,12 +167,11 @@ function terraformReport(file: string | undefined, m: TerraformMigration): strin
         ...rs.map((r) => `  ${r.terraformAddress.padEnd(width)}  →  ${r.name}`),
         ...(m.leftOut.length ? [`left out ${m.leftOut.length}:`, ...m.leftOut.map(left)] : []),
         "next:",
-        `  1. pulumi import --file ${file ?? "FILE"}   (reads each grant, writes none; prints the program's code to add)`,
-        "  2. add that code to the program, then: pulumi preview --expect-no-changes",
-        "  3. so that Terraform stops managing them (it deletes nothing), then remove their blocks from the Terraform",
-        "     configuration (else the next terraform apply creates them again):",
+        `  1. pulumi import --file ${file ?? "FILE"} --protect=false   (reads each grant, writes none; add the code it prints to the program)`,
+        "  2. pulumi refresh --expect-no-changes, then pulumi preview --expect-no-changes",
+        "  3. in the Terraform configuration's folder (this deletes nothing in Google):",
         `       terraform state rm ${rs.map((r) => shellWord(r.terraformAddress)).join(" ")}`,
-        "  4. terraform plan   (shows no change to these grants)",
+        "     then delete those resources' blocks from the configuration (else the next terraform apply creates them again)",
     ].join("\n");
 }
 
