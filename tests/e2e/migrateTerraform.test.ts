@@ -48,12 +48,9 @@ describe("e2e: coming from Terraform (the guide) with the real engine", function
     let emu: Emulator;
     let sb: PulumiSandbox;
     const setIamPolicies = () => emu.requests.filter((q) => q.method === "POST" && q.path.endsWith(":setIamPolicy"));
-    const bash = async (script: string, dir: string, code = 0): Promise<RunResult> => {
-        // As a user runs them: no confirmation skipped by the environment (the sandbox's PULUMI_SKIP_CONFIRMATIONS).
-        const r = await sb.exec("bash", ["-euo", "pipefail", "-c", script], dir, { PULUMI_SKIP_CONFIRMATIONS: "", TF_CLI_CONFIG_FILE: "", TF_IN_AUTOMATION: "1" });
-        if ((code === 0) !== (r.code === 0)) throw new Error(`${script}\nexited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-        return r;
-    };
+    // Terraform with no CLI configuration of the machine's.
+    const bash = (script: string, dir: string, fails = false): Promise<RunResult> =>
+        sb.script(script, dir, { env: { TF_CLI_CONFIG_FILE: "", TF_IN_AUTOMATION: "1" }, fails });
 
     before(async function () {
         skipUnless(this, toolsMissing(["pulumi", "pulumi-language-yaml"]));
@@ -151,7 +148,7 @@ describe("e2e: coming from Terraform (the guide) with the real engine", function
         ];
         emu.resetRequests();
         for (const [input, why] of cases) {
-            const r = await bash(`pulumi plugin run --kind resource cloud@8.38.0 -- migrate-from-terraform --in ${input} --out import.json`, dir, 1);
+            const r = await bash(`pulumi plugin run --kind resource cloud@8.38.0 -- migrate-from-terraform --in ${input} --out import.json`, dir, true);
             expect(r.code, input).to.not.equal(0);
             expect(r.stderr, input).to.contain(why).and.contain("nothing was written");
             expect(fs.existsSync(path.join(dir, "import.json")), input).to.equal(false);

@@ -6,7 +6,6 @@
 // holding the grants as Terraform wrote them. Bad input is refused naming the file and the address, nothing written.
 
 import { expect } from "chai";
-import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { ImportEntry, migrateFromTerraform as migrateValue, TerraformOptions, TERRAFORM_TYPES } from "../../provider/migrate/fromTerraform";
@@ -14,7 +13,7 @@ import { toValue } from "../../provider/declare/properties";
 import { MigrationError } from "../../provider/migrate/fromGcp";
 import { parseImportId } from "../../provider/resources/importId";
 import { Binding, canonicalBindings } from "../../provider/iam/policy";
-import { PLUGIN, pulumiHome, useStack } from "../support/plugin";
+import { runSubcommand, useStack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 import { appliedPolicies, iamInstances, loadState, parentOf, TFSTATE, TfState } from "./terraformState";
 
@@ -205,15 +204,7 @@ describe("migrate-from-terraform: a Terraform state's Endpoints IAM resources as
 
     describe("the subcommand", function () {
         this.timeout(30_000);
-        const run = (args: string[], stdin = "") => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-            const child = spawn(PLUGIN, ["migrate-from-terraform", ...args], { env: { PATH: process.env.PATH, PULUMI_HOME: pulumiHome() } });
-            let stdout = "";
-            let stderr = "";
-            child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-            child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-            child.once("close", (code) => resolve({ code, stdout, stderr }));
-            child.stdin.end(stdin);
-        });
+        const run = (args: string[], stdin = "") => runSubcommand(["migrate-from-terraform", ...args], stdin);
 
         it("--in FILE --out FILE; `-` for stdin and stdout; what moved and what was left out on stderr", async () => {
             const out = path.join(tempDir("tf"), "import.json");
