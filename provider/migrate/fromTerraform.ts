@@ -110,11 +110,15 @@ function uniqueNames(words: string[][], shortTypes: string[]): string[] {
     base.forEach((n, i) => types.set(n, (types.get(n) ?? new Set()).add(shortTypes[i])));
     const typed = base.map((n, i) => ((types.get(n)?.size ?? 0) > 1 ? `${n}-${shortTypes[i]}` : n));
     const again = count(typed);
-    const used = new Map<string, number>();
+    // A number goes after a name still shared, skipping any name already given out.
+    const taken = new Set(typed.filter((n) => again.get(n) === 1));
+    const next = new Map<string, number>();
     return typed.map((n) => {
-        if ((again.get(n) ?? 0) === 1) return n;
-        const k = (used.get(n) ?? 0) + 1;
-        used.set(n, k);
+        if (again.get(n) === 1) return n;
+        let k = next.get(n) ?? 1;
+        while (taken.has(`${n}-${k}`)) k++;
+        next.set(n, k + 1);
+        taken.add(`${n}-${k}`);
         return `${n}-${k}`;
     });
 }

@@ -15,7 +15,7 @@ import * as path from "path";
 import { Binding, Emulator, startEmulator } from "../../emulator";
 import { canonicalBindings } from "../../provider/iam/policy";
 import { appliedPolicies, iamInstances, loadState, TFSTATE } from "../migrate/terraformState";
-import { onPath, PulumiSandbox, ROOT, RunResult, SERVICE, skipUnless, toolsMissing } from "./support";
+import { onPath, PulumiSandbox, ROOT, RunResult, SERVICE, skipUnless, toolsMissing, yaml } from "./support";
 
 const GUIDE = fs.readFileSync(path.join(ROOT, "docs", "migrate-from-terraform.md"), "utf8");
 /** The guide's fenced blocks of one language, in order. */
@@ -125,6 +125,32 @@ describe("e2e: coming from Terraform (the guide) with the real engine", function
         // Destroy removes what the resources declare: the Policies' parents emptied, the outside grants kept.
         await sb.pulumi(["destroy", "--yes"], dir);
         for (const parent of applied.keys()) expect(merged(emu.getPolicy(parent).bindings ?? []), parent).to.deep.equal(merged(OUTSIDE[parent] ?? []));
+    });
+
+    it("--provider: the imports on an explicit cloud provider of the stack, the program's code naming it; nothing to change, nothing written", async () => {
+        for (const [parent, bindings] of appliedPolicies(loadState())) emu.setPolicy(parent, { bindings: merged([...bindings, ...(OUTSIDE[parent] ?? [])]) });
+        // No stack config: only the explicit provider reaches the emulator.
+        const program = `name: explicit\nruntime: yaml\nresources:\n${yaml.resource("prod", "pulumi:providers:cloud", { serviceManagementCustomEndpoint: emu.url, accessToken: token })}`;
+        const dir = sb.project("explicit", { "Pulumi.yaml": program, "terraform-state.json": fs.readFileSync(TFSTATE, "utf8") });
+        await sb.pulumi(["stack", "init", "dev"], dir);
+        await sb.pulumi(["up", "--yes"], dir);
+        const urn = "urn:pulumi:dev::explicit::pulumi:providers:cloud::prod";
+        await bash(`pulumi plugin run --kind resource cloud@8.38.0 -- migrate-from-terraform --in terraform-state.json --out import.json --provider prod=${urn}`, dir);
+        emu.resetRequests();
+        const imp = await sb.pulumi(["import", "--file", "import.json", "--yes", "--protect=false", "--out", "imported.yaml"], dir);
+        expect(imp.stdout).to.contain("= 10 imported");
+        expect(setIamPolicies()).to.deep.equal([]);
+        const code = fs.readFileSync(path.join(dir, "imported.yaml"), "utf8");
+        expect(code).to.contain("provider: ${prod}");
+        // The code's resources join the program's.
+        fs.appendFileSync(path.join(dir, "Pulumi.yaml"), code.replace(/^resources:\n/, ""));
+        await sb.pulumi(["preview", "--expect-no-changes"], dir);
+        const state = JSON.parse((await sb.pulumi(["stack", "export"], dir)).stdout) as { deployment: { resources: { type: string; provider?: string }[] } };
+        const imported = state.deployment.resources.filter((r) => r.type.startsWith("cloud:endpoints/"));
+        expect(imported).to.have.length(10);
+        for (const r of imported) expect(r.provider).to.match(new RegExp(`^${urn.replace(/[$]/g, "\\$&")}::`));
+        expect(setIamPolicies()).to.deep.equal([]);
+        await sb.pulumi(["destroy", "--yes"], dir);
     });
 
     it("each bad input is refused through `pulumi plugin run`: exit non-zero, the file and the address named, nothing written", async () => {

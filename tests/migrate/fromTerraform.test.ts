@@ -68,9 +68,9 @@ describe("migrate-from-terraform: a Terraform state's Endpoints IAM resources as
         const bob = state.resources.find((r) => r.name === "bob")!;
         // A Binding named bob too, and two for_each keys that read the same once made a name.
         state.resources.push({ ...bob, type: "google_endpoints_service_iam_binding", instances: [{ attributes: { ...bob.instances[0].attributes, members: ["user:bob@example.com"], role: "roles/viewer" } }] });
-        state.resources.push({ ...bob, name: "k", instances: ["a@b", "a_b"].map((index_key) => ({ index_key, attributes: bob.instances[0].attributes })) });
+        state.resources.push({ ...bob, name: "k", instances: ["a@b", "a_b", "a_b-1"].map((index_key) => ({ index_key, attributes: bob.instances[0].attributes })) });
         const names = migrateFromTerraform(state).file.resources.map((r) => r.name);
-        expect(names).to.include.members(["bob-member", "bob-binding", "k-a_b-1", "k-a_b-2"]);
+        expect(names).to.include.members(["bob-member", "bob-binding", "k-a_b-2", "k-a_b-3", "k-a_b-1"]);
         expect(new Set(names).size).to.equal(names.length);
     });
 
