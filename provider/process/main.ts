@@ -39,6 +39,7 @@ export const USAGE = [
     "  --help            print this message",
     "",
     "pulumi-resource-cloud migrate-from-gcp --help: moves a stack's Pulumi GCP Endpoints IAM resources to this package.",
+    "pulumi-resource-cloud migrate-from-terraform --help: moves a Terraform state's Endpoints IAM resources to this package.",
 ].join("\n");
 
 /** The engine's arguments, as main() uses them. */
@@ -170,9 +171,10 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
 
 /** Runs the plugin; `startup` as for main(); `afterPort` runs once the port is printed, before tuneHeap(). */
 export function start(startup: string[] = [], afterPort?: () => void): void {
-    if (process.argv[2] === "migrate-from-gcp") {
+    const subcommand = process.argv[2];
+    if (subcommand === "migrate-from-gcp" || subcommand === "migrate-from-terraform") {
         // A subcommand for people (never what the engine passes): loaded only when asked for.
-        void import("../migrate/cli").then((m) => m.runMigrate(process.argv.slice(3), process)).then((code) => {
+        void import("../migrate/cli").then((m) => (subcommand === "migrate-from-gcp" ? m.runMigrate : m.runMigrateFromTerraform)(process.argv.slice(3), process)).then((code) => {
             process.exitCode = code;
         });
         return;

@@ -13,7 +13,7 @@ import { grantId, memberKey, Parent, parentName, PREFIX, roleProblem, sameMember
 import { Binding, canonicalCondition, Condition, Policy } from "../iam/policy";
 import { token, typeToken } from "../package/tokens";
 import { defineResource, Resource } from "./lifecycle";
-import { importDocIds, importDocText, parseImportId } from "./importId";
+import { importDocIds, importDocText, importReadings } from "./importId";
 import {
     etagOutput, KEEPS, keptGrants, ParentInputs, parentInputs, parentOf, parentProperties, readOrGone, unlessGone,
 } from "./parent";
@@ -169,11 +169,13 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             };
         },
         parseId: (id) => {
-            const named = parseImportId(kind, shape, id);
-            if (typeof named === "string") return named;
-            // A condition named by its title only: an empty expression (sameGrant then compares titles).
-            const condition = named.conditionTitle !== undefined ? { expression: "", title: named.conditionTitle } : undefined;
-            return form.make(named.parent, named.role ?? "", named.member !== undefined ? [named.member] : [], condition);
+            const readings = importReadings(kind, shape, id);
+            if (typeof readings === "string") return readings;
+            return readings.map((named) => {
+                // A condition named by its title only: an empty expression (sameGrant then compares titles).
+                const condition = named.conditionTitle !== undefined ? { expression: "", title: named.conditionTitle } : undefined;
+                return form.make(named.parent, named.role ?? "", named.member !== undefined ? [named.member] : [], condition);
+            });
         },
         canonical: (i) => {
             const d = form.declared(i);

@@ -64,6 +64,16 @@ export function importDocIds(kind: ParentKind, shape: GrantShape): string[] {
     return [...spaced, `${spaced[0]} ${CONDITION_TITLE}`, [fill(PARENT_FORMS[kind][0]), ...rest].join("/")];
 }
 
+/**
+ * The import ID in the first documented form (`services/S[/consumers/P] [ROLE [MEMBER]] [TITLE]`): the one form
+ * that reads one way whatever the role, member or condition hold (a title's spaces are its last words).
+ */
+export function importIdOf(kind: ParentKind, shape: GrantShape, named: ImportedId): string {
+    const parent = `services/${named.parent.serviceName}${kind === "consumer" ? `/consumers/${named.parent.consumerProject ?? ""}` : ""}`;
+    if (shape === "policy") return parent;
+    return [parent, named.role ?? "", ...(shape === "member" ? [named.member ?? ""] : []), ...(named.conditionTitle !== undefined ? [named.conditionTitle] : [])].join(" ");
+}
+
 /** What an import ID's refusal says: what is wrong, then every form that works. */
 function refusal(kind: ParentKind, shape: GrantShape, id: string, why: string): string {
     const shown = id.length > 200 ? `${id.slice(0, 200)}…` : id;
@@ -100,30 +110,47 @@ function wholeMember(m: string): boolean {
     return /^(?:deleted:)?principal(?:Set)?:\/\//.test(m) || !m.replace(/\[[^\]]*\]/g, "").includes("/");
 }
 
-/** The title of Terraform's condition key `TITLE/DESCRIPTION/EXPRESSION` (title and expression not empty), or undefined. */
-function keyTitle(key: string): string | undefined {
-    const parts = key.split("/");
-    return parts.length >= 3 && parts[0] !== "" && parts.slice(2).join("/") !== "" ? parts[0] : undefined;
+/**
+ * The titles Terraform's condition key `TITLE/DESCRIPTION/EXPRESSION` may hold (title and expression not empty),
+ * the first segment first: a title, a description and an expression may each hold slashes, so a key reads as many
+ * titles as it has slashes to spare.
+ */
+function keyTitles(key: string): string[] {
+    const titles: string[] = [];
+    for (let at = key.indexOf("/"); at > 0; at = key.indexOf("/", at + 1)) {
+        const rest = key.slice(at + 1);
+        const last = rest.lastIndexOf("/");
+        if (last >= 0 && last < rest.length - 1) titles.push(key.slice(0, at));
+    }
+    return titles;
 }
 
 /**
- * A member then, optionally, a condition's key (Terraform's member ID after the role). Without a condition the
- * whole text is the member; with one, the member is the longest whole member before a slash that leaves a
- * condition key. Only a `principal://` member under a condition whose key holds no space, quote or parenthesis
- * reads two ways; it is read as a member without a condition (the space-separated form says it unambiguously).
+ * At most this many readings of one slash-joined ID are tried against the policy (all against the one read a
+ * command's Reads share); more must be said in the space-separated form.
  */
-function memberThenCondition(text: string): { member: string; conditionTitle?: string } | undefined {
-    if (wholeMember(text)) return { member: text };
+export const MAX_READINGS = 256;
+
+/**
+ * The readings of a member then, optionally, a condition's key (Terraform's member ID after the role), the
+ * likeliest first: the whole text as a member, then each whole member before a slash (the longest first) with each
+ * title the key after it may hold. Only a `principal://` member holds slashes itself, so only it reads several ways
+ * on the member's side.
+ */
+function membersThenCondition(text: string): { member: string; conditionTitle?: string }[] {
+    const readings: { member: string; conditionTitle?: string }[] = wholeMember(text) ? [{ member: text }] : [];
     for (let at = text.lastIndexOf("/"); at > 0; at = text.lastIndexOf("/", at - 1)) {
         const member = text.slice(0, at);
-        const title = keyTitle(text.slice(at + 1));
-        if (title !== undefined && wholeMember(member)) return { member, conditionTitle: title };
+        if (wholeMember(member)) readings.push(...keyTitles(text.slice(at + 1)).map((conditionTitle) => ({ member, conditionTitle })));
     }
-    return undefined;
+    return readings;
 }
 
-/** A Terraform (slash-joined) ID: `services/S[/consumers/P]`, then the role, the member and a condition's key. */
-function parseTerraform(kind: ParentKind, shape: GrantShape, id: string): ImportedId | string {
+/**
+ * A Terraform (slash-joined) ID: `services/S[/consumers/P]`, then the role, the member and a condition's key;
+ * every reading, the likeliest first (a reader of the policy tells which one Google holds).
+ */
+function parseTerraform(kind: ParentKind, shape: GrantShape, id: string): ImportedId[] | string {
     const m = /^services\/([^/\s]+)(?:\/consumers\/([^/\s]+))?(?:\/([\s\S]*))?$/.exec(id);
     if (!m) return "does not start with a parent";
     const [, service, consumer, after] = m;
@@ -133,24 +160,24 @@ function parseTerraform(kind: ParentKind, shape: GrantShape, id: string): Import
     if (kind === "consumer" && consumer === undefined) return "names no consumer project (`services/{serviceName}/consumers/{consumerProject}…`)";
     const parent = checkedParent(kind, service, consumer);
     if (typeof parent === "string") return parent;
-    if (shape === "policy") return after === undefined ? { parent } : "holds more than the parent";
+    if (shape === "policy") return after === undefined ? [{ parent }] : "holds more than the parent";
     const r = after === undefined ? null : ROLE_THEN.exec(after);
     if (!r) return "names no role (`roles/NAME`, `projects/PROJECT/roles/NAME` or `organizations/ORG/roles/NAME`) after the parent";
     const [, role, rest] = r;
     const problem = roleProblem(role);
     if (problem) return `names no valid role: ${problem}`;
     if (shape === "binding") {
-        if (rest === undefined) return { parent, role };
-        const title = keyTitle(rest);
-        return title === undefined
+        if (rest === undefined) return [{ parent, role }];
+        const titles = keyTitles(rest);
+        return titles.length === 0
             ? "holds, after the role, no condition key `{title}/{description}/{expression}` (title and expression not empty)"
-            : { parent, role, conditionTitle: title };
+            : titles.map((conditionTitle) => ({ parent, role, conditionTitle }));
     }
     if (rest === undefined) return "names no member after the role";
-    const member = memberThenCondition(rest);
-    return member === undefined
+    const members = membersThenCondition(rest);
+    return members.length === 0
         ? "holds, after the role, no member (e.g. `user:{email}`), or no condition key `{title}/{description}/{expression}` after it"
-        : { parent, role, ...member };
+        : members.map((member) => ({ parent, role, ...member }));
 }
 
 /** A space-separated ID (Pulumi GCP's documented form), after its parent. */
@@ -168,17 +195,34 @@ function parseSpaced(shape: GrantShape, parent: ParentInputs, words: string[]): 
     return { parent, role, member, ...(title.length ? { conditionTitle: title.join(" ") } : {}) };
 }
 
-/** What an import ID names, or a refusal naming what is wrong and every accepted form. */
-export function parseImportId(kind: ParentKind, shape: GrantShape, id: string): ImportedId | string {
+/**
+ * Every reading of an import ID, the likeliest first (one, but for a slash-joined ID whose condition key or
+ * `principal://` member holds slashes: Terraform's IDs join parts that may hold slashes themselves), or a refusal
+ * naming what is wrong and every accepted form. A reader of the policy takes the one reading Google holds.
+ */
+export function importReadings(kind: ParentKind, shape: GrantShape, id: string): ImportedId[] | string {
     const text = id.trim();
     const words = text.split(/\s+/).filter((w) => w !== "");
     const parent = words.length ? spacedParent(kind, words[0]) : undefined;
+    const spaced = (p: ParentInputs | string) => {
+        const r = typeof p === "string" ? p : parseSpaced(shape, p, words.slice(1));
+        return typeof r === "string" ? r : [r];
+    };
     const parsed = words.length === 0 ? "is empty"
-        : parent !== undefined ? (typeof parent === "string" ? parent : parseSpaced(shape, parent, words.slice(1)))
+        : parent !== undefined ? spaced(parent)
             // Not a parent first: Terraform's ID, whose condition expression may hold spaces (so the whole text).
             : text.startsWith("services/") ? parseTerraform(kind, shape, text)
                 : kind === "consumer" && words.length === 1 && !text.includes("/")
                     ? "names no service (Pulumi GCP's `{consumer_project}` alone cannot say which)"
                     : "does not start with a parent";
+    if (typeof parsed !== "string" && parsed.length > MAX_READINGS) {
+        return refusal(kind, shape, id, `reads ${parsed.length} ways (its condition key holds many slashes); give it in the space-separated form, which reads one way`);
+    }
     return typeof parsed === "string" ? refusal(kind, shape, id, parsed) : parsed;
+}
+
+/** What an import ID names (its likeliest reading: see importReadings), or a refusal naming what is wrong and every accepted form. */
+export function parseImportId(kind: ParentKind, shape: GrantShape, id: string): ImportedId | string {
+    const r = importReadings(kind, shape, id);
+    return typeof r === "string" ? r : r[0];
 }

@@ -181,15 +181,26 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
 
         async read(id, properties, inputs, ctx) {
             const known = plain(Object.keys(inputs).length ? inputs : properties);
-            let wanted: Values<I>;
+            let readings: Values<I>[];
             if (Object.keys(declared(known.values)).length) {
-                wanted = stateInputs(known.values); // refresh: the inputs in state, as Google last showed them
+                readings = [stateInputs(known.values)]; // refresh: the inputs in state, as Google last showed them
             } else {
                 const parsed = def.parseId(id); // import: what the ID names (a partial description, e.g. a condition's title)
                 if (typeof parsed === "string") return { property: "id", reason: parsed };
-                wanted = parsed;
+                readings = parsed;
             }
-            const found = await def.read(wanted, ctx);
+            // An ID that reads several ways names what Google holds under one of them: each is read (one policy,
+            // read once per reading), and two that Google both holds are refused rather than guessed between.
+            const held = new Map<string, NonNullable<Awaited<ReturnType<typeof def.read>>>>();
+            for (const wanted of readings) {
+                const r = await def.read(wanted, ctx);
+                if (r) held.set(def.id(r.inputs), r);
+            }
+            if (held.size > 1) {
+                return { property: "id", reason: `the import ID ${JSON.stringify(id)} reads ${held.size} ways, each a grant Google holds ` +
+                    `(${[...held.keys()].map((k) => JSON.stringify(k)).join(", ")}): give it in the space-separated form, which reads one way` };
+            }
+            const [found] = held.values();
             if (!found) return undefined;
             return {
                 id: def.id(found.inputs),

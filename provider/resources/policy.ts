@@ -82,7 +82,7 @@ export function policyResource(kind: ParentKind): Resource {
         parseId: (id) => {
             // An import ID names the parent only; read() takes nothing else from it (as a Binding's takes no members).
             const named = parseImportId(kind, "policy", id);
-            return typeof named === "string" ? named : { ...named.parent, policyData: "" };
+            return typeof named === "string" ? named : [{ ...named.parent, policyData: "" }];
         },
         canonical: (i) => {
             const parsed = parsePolicyData(i.policyData);

@@ -86,8 +86,11 @@ export interface ResourceDefinition<I extends Properties = Properties, O extends
     claims(inputs: Values<I>): Claim;
     /** The ID of the resource the inputs describe (Terraform's form). */
     id(inputs: Values<I>): string;
-    /** The inputs an import ID names (possibly partly, e.g. a condition by its title), or the rule it broke. */
-    parseId(id: string): Values<I> | string;
+    /**
+     * The inputs an import ID names (possibly partly, e.g. a condition by its title), one per reading of it, the
+     * likeliest first (a Terraform ID may read several ways: the read tells which Google holds), or the rule it broke.
+     */
+    parseId(id: string): Values<I>[] | string;
     /** Per-property values that compare equal exactly when the meaning is equal (for Diff). */
     canonical(inputs: Values<I>): Record_;
     /**

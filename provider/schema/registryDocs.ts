@@ -63,6 +63,10 @@ function indexPage(): string {
             "create the new resources, then delete the old ones through Pulumi GCP, removing the grants the new ones declare. " +
             `The plugin's \`migrate-from-gcp\` command moves such a stack's state instead (\`pulumi plugin run --kind resource ${PACKAGE_NAME}@${PACKAGE_VERSION} -- migrate-from-gcp --help\`).`,
         "",
+        "Terraform's `google_endpoints_service_iam_*` and `google_endpoints_service_consumers_iam_*` resources move with the " +
+            `plugin's \`migrate-from-terraform\` command, which turns a Terraform state into the input of \`pulumi import --file\` ` +
+            `(\`pulumi plugin run --kind resource ${PACKAGE_NAME}@${PACKAGE_VERSION} -- migrate-from-terraform --help\`).`,
+        "",
         "## Example",
         "",
         ...chooser((l) => renderExample(overviewProgram(), l, naming())),

@@ -80,12 +80,7 @@ describe("e2e: coming from Pulumi GCP (the guide's two paths) with the real engi
     let emu: Emulator;
     let sb: PulumiSandbox;
     const setIamPolicies = () => emu.requests.filter((q) => q.method === "POST" && q.path.endsWith(":setIamPolicy"));
-    const bash = async (script: string, dir: string): Promise<RunResult> => {
-        // As a user runs them: no confirmation skipped by the environment (the sandbox's PULUMI_SKIP_CONFIRMATIONS).
-        const r = await sb.exec("bash", ["-euo", "pipefail", "-c", script], dir, { PULUMI_SKIP_CONFIRMATIONS: "" });
-        if (r.code !== 0) throw new Error(`${script}\nexited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-        return r;
-    };
+    const bash = (script: string, dir: string): Promise<RunResult> => sb.script(script, dir);
 
     before(async function () {
         skipUnless(this, toolsMissing(["pulumi", "pulumi-language-yaml"]));

@@ -279,6 +279,17 @@ export class PulumiSandbox {
         return r;
     }
 
+    /**
+     * Runs a shell script (a guide's commands) in `cwd` as a user runs it: no confirmation skipped by the
+     * environment (the sandbox's PULUMI_SKIP_CONFIRMATIONS), `env` added. Throws unless it exits 0 (`fails`: unless
+     * it does not).
+     */
+    async script(script: string, cwd: string, { env = {}, fails = false }: { env?: NodeJS.ProcessEnv; fails?: boolean } = {}): Promise<RunResult> {
+        const r = await this.exec("bash", ["-euo", "pipefail", "-c", script], cwd, { PULUMI_SKIP_CONFIRMATIONS: "", ...env });
+        if (fails === (r.code === 0)) throw new Error(`${script}\nexited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+        return r;
+    }
+
     /** The stack's checkpoint as the file backend stores it (what `pulumi stack export` shows, raw). */
     stateFiles(): { file: string; text: string }[] {
         const out: { file: string; text: string }[] = [];

@@ -4,13 +4,12 @@
 // does not understand is refused and nothing is written.
 
 import { expect } from "chai";
-import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { migrateFromGcp, MigrationError } from "../../provider/migrate/fromGcp";
 import { resources } from "../../provider/resources";
 import { toPropertyMap } from "../../provider/declare/properties";
-import { PLUGIN, pulumiHome, useStack } from "../support/plugin";
+import { runSubcommand, useStack } from "../support/plugin";
 import { tempDir } from "../support/temp";
 
 const FIXTURE = path.join(__dirname, "..", "..", "..", "tests", "migrate", "fixtures", "gcp-endpoints-export.json");
@@ -228,15 +227,7 @@ describe("migrate-from-gcp", () => {
 
     describe("the subcommand", function () {
         this.timeout(30_000);
-        const run = (args: string[], stdin: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-            const child = spawn(PLUGIN, ["migrate-from-gcp", ...args], { env: { PATH: process.env.PATH, PULUMI_HOME: pulumiHome() } });
-            let stdout = "";
-            let stderr = "";
-            child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-            child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-            child.once("close", (code) => resolve({ code, stdout, stderr }));
-            child.stdin.end(stdin);
-        });
+        const run = (args: string[], stdin = "") => runSubcommand(["migrate-from-gcp", ...args], stdin);
 
         it("reads stdin, writes stdout; --in/--out files", async () => {
             const r = await run([], fs.readFileSync(FIXTURE, "utf8"));

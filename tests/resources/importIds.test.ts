@@ -4,7 +4,7 @@
 // (Read with an empty state and the ID, against the emulator). Every refusal names every accepted form.
 
 import { expect } from "chai";
-import { GrantShape, importForms, parseImportId } from "../../provider/resources/importId";
+import { GrantShape, importForms, importReadings, parseImportId } from "../../provider/resources/importId";
 import { ParentKind } from "../../provider/iam/names";
 import { token } from "../../provider/package/tokens";
 import { useStack } from "../support/plugin";
@@ -139,4 +139,58 @@ describe("import IDs through the plugin: every form, each of the six types", fun
             expect(e).to.be.a("string").and.contain("names no member after the role").and.contain(`${kind === "service" ? "services/{serviceName}" : "services/{serviceName}/consumers/{consumerProject}"}/{role}/{member}`);
         });
     }
+});
+
+describe("import IDs: Terraform's slash-joined IDs that read several ways, told apart by the policy", function () {
+    this.timeout(60_000);
+    const stack = useStack("ya29.import-readings-test-token", [S]);
+    const role = "roles/servicemanagement.serviceController";
+    const CUSTOM = "projects/example-project/roles/endpointsViewer";
+    // A key with no space, quote or parenthesis after a principal:// member reads as part of the member too.
+    const plain = { title: "t", expression: "true" };
+    // A title holding a slash: Terraform's key `a/b/DESCRIPTION/EXPRESSION` reads as the titles `a`, `a/b`, ….
+    const slashed = { title: "team/eu", description: "x/y", expression: "request.time < timestamp(\"2030-01-01T00:00:00Z\")" };
+    const key = (c: { title: string; description?: string; expression: string }) => `${c.title}/${c.description ?? ""}/${c.expression}`;
+    before(() => {
+        stack.emu.setPolicy(`services/${S}`, { bindings: [
+            { role, members: [PRINCIPAL], condition: plain },
+            { role, members: ["user:jane@example.com"], condition: slashed },
+            { role: "roles/servicemanagement.serviceConsumer", members: ["user:jane@example.com"], condition: slashed },
+            { role: CUSTOM, members: ["user:jane@example.com"], condition: { title: "a", expression: "true" } },
+            { role: CUSTOM, members: ["user:jane@example.com"], condition: { title: "a/b", expression: "true" } },
+        ] });
+    });
+
+    it("the parser gives every reading, the likeliest first", () => {
+        const readings = importReadings("service", "member", `services/${S}/${role}/${PRINCIPAL}/${key(plain)}`);
+        expect(readings).to.be.an("array").with.length.above(2);
+        expect((readings as unknown[]).slice(0, 2)).to.deep.equal([
+            { parent: { serviceName: S }, role, member: `${PRINCIPAL}/${key(plain)}` },
+            { parent: { serviceName: S }, role, member: PRINCIPAL, conditionTitle: "t" },
+        ]);
+        expect(importReadings("service", "binding", `services/${S}/${role}/${key(slashed)}`)).to.be.an("array")
+            .that.deep.includes({ parent: { serviceName: S }, role, conditionTitle: "team/eu" });
+        const many = `services/${S}/${role}/t/d/${"a/".repeat(300)}b`;
+        expect(importReadings("service", "binding", many)).to.be.a("string").and.contain("reads 301 ways").and.contain("space-separated form");
+    });
+
+    it("a principal:// member under a condition whose key holds no space imports with its condition", async () => {
+        const r = await stack.plugin.read(SERVICE_IAM.member, `services/${S}/${role}/${PRINCIPAL}/${key(plain)}`);
+        expect(r.inputs.member).to.equal(PRINCIPAL);
+        expect(r.inputs.condition).to.deep.equal(plain);
+    });
+
+    it("a condition whose title holds a slash imports, a Member's and a Binding's", async () => {
+        const m = await stack.plugin.read(SERVICE_IAM.member, `services/${S}/${role}/user:jane@example.com/${key(slashed)}`);
+        expect(m.inputs.condition).to.deep.equal(slashed);
+        const b = await stack.plugin.read(SERVICE_IAM.binding, `services/${S}/roles/servicemanagement.serviceConsumer/${key(slashed)}`);
+        expect(b.inputs.condition).to.deep.equal(slashed);
+        expect(b.inputs.members).to.deep.equal(["user:jane@example.com"]);
+    });
+
+    it("an ID two of whose readings Google both holds is refused, naming both and the form that reads one way", async () => {
+        const e = await stack.plugin.read(SERVICE_IAM.member, `services/${S}/${CUSTOM}/user:jane@example.com/a/b//true`)
+            .then(() => undefined, (err: { details?: string }) => err.details ?? String(err));
+        expect(e).to.be.a("string").and.contain("reads 2 ways, each a grant Google holds").and.contain("space-separated form");
+    });
 });

@@ -28,6 +28,19 @@ export const FOLDER_PLATFORM: Platform = NODE_FOLDER;
 /** A fresh PULUMI_HOME, removed when the test process exits. */
 export const pulumiHome = (): string => tempDir("pulumi-home");
 
+/** Runs a subcommand of the plugin executable (`migrate-from-gcp`, …) with `stdin`, as a person at a shell does. */
+export function runSubcommand(args: string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+        const child = spawn(PLUGIN, args, { env: { PATH: process.env.PATH, PULUMI_HOME: pulumiHome() } });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.once("close", (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end(stdin);
+    });
+}
+
 /** Where the tests' tarballs are built (one build shared by every test process). */
 const TEST_DIST = path.join(ROOT, "build", "test-dist");
 /** What a plugin is built from: when any of it is newer than the build, the plugin is rebuilt. */
