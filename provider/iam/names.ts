@@ -109,11 +109,13 @@ const MEMBER_KINDS: readonly {
     /** The test of the value after `kind:`; none for a bare kind (allUsers). */
     valid?(value: string): boolean;
     caseFree?: boolean;
+    /** Whether the value is an email address (what someone who leaves out the kind writes alone). */
+    email?: boolean;
 }[] = [
-    { kinds: ["user"], rule: "user:EMAIL", doc: "user:{email}", valid: (v) => EMAIL.test(v), caseFree: true },
+    { kinds: ["user"], rule: "user:EMAIL", doc: "user:{email}", valid: (v) => EMAIL.test(v), caseFree: true, email: true },
     { kinds: ["serviceAccount"], rule: "serviceAccount:EMAIL, serviceAccount:PROJECT.svc.id.goog[NAMESPACE/KSA]", doc: "serviceAccount:{email}",
-        valid: (v) => EMAIL.test(v) || WORKLOAD_IDENTITY.test(v), caseFree: true },
-    { kinds: ["group"], rule: "group:EMAIL", doc: "group:{email}", valid: (v) => EMAIL.test(v), caseFree: true },
+        valid: (v) => EMAIL.test(v) || WORKLOAD_IDENTITY.test(v), caseFree: true, email: true },
+    { kinds: ["group"], rule: "group:EMAIL", doc: "group:{email}", valid: (v) => EMAIL.test(v), caseFree: true, email: true },
     { kinds: ["domain"], rule: "domain:DOMAIN", doc: "domain:{domain}", valid: (v) => /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/i.test(v) && v.includes("."), caseFree: true },
     { kinds: ["principal"], rule: "principal://…", doc: "principal://…", valid: (v) => v.startsWith("//") && v.length > 2 && !/\s/.test(v) },
     { kinds: ["principalSet"], rule: "principalSet://…", doc: "principalSet://…", valid: (v) => v.startsWith("//") && v.length > 2 && !/\s/.test(v) },
@@ -162,7 +164,21 @@ export function memberProblem(member: string): string | undefined {
         return `${JSON.stringify(member)} is a deleted principal: IAM shows them in policies, but a grant to one ` +
             "cannot be configured; remove it";
     }
-    return isValidMember(member) ? undefined : `${JSON.stringify(member)} is not a valid member: ${MEMBER_FORMS}`;
+    if (isValidMember(member)) return undefined;
+    const kindless = kindlessEmailFix(member);
+    return `${JSON.stringify(member)} is not a valid member: ${kindless ? `${kindless}; ` : ""}${MEMBER_FORMS}`;
+}
+
+/**
+ * What to write for an email address given without its kind (`alice@example.com`), or undefined for anything
+ * else: IAM cannot tell a person from a group or a service account by the address alone, so the kind is named
+ * and the likely one shown (a service account's address ends in `.gserviceaccount.com`).
+ */
+function kindlessEmailFix(member: string): string | undefined {
+    if (member.includes(":") || !EMAIL.test(member)) return undefined;
+    const likely = /\.gserviceaccount\.com$/i.test(member) ? "serviceAccount" : "user";
+    const others = MEMBER_KINDS.filter((k) => k.email).flatMap((k) => k.kinds).filter((k) => k !== likely).map((k) => `${k}:`).join(" or ");
+    return `an email address needs its kind in front, e.g. ${JSON.stringify(`${likely}:${member}`)} (or ${others})`;
 }
 
 /**

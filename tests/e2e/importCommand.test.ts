@@ -1,5 +1,6 @@
-// The `pulumi import` commands the resource docs show, run as printed with the real engine against the emulator
-// holding what they name; and the short token a Pulumi GCP user may type is refused with the full one named.
+// The `pulumi import` commands the resource docs and docs/reference.md show, run as printed with the real engine
+// against the emulator holding what they name; and the short token a Pulumi GCP user may type is refused with the
+// full one named.
 
 import { expect } from "chai";
 import * as crypto from "crypto";
@@ -12,9 +13,16 @@ import { PulumiSandbox, ROOT, skipUnless, toolsMissing } from "./support";
 const schema = JSON.parse(fs.readFileSync(path.join(ROOT, "schema.json"), "utf8"));
 const { serviceName, consumerProject, role, member } = EXAMPLE_VALUES;
 
-/** Every `$ pulumi import TOKEN NAME "ID"` line in the resource docs, as arguments. */
-const COMMANDS: string[][] = Object.values(schema.resources as Record<string, { description: string }>).flatMap((r) =>
-    [...r.description.matchAll(/^\$ pulumi import (\S+) (\S+) ("[^"]*")$/gm)].map((m) => ["import", m[1], m[2], JSON.parse(m[3]) as string]));
+/** Each `pulumi import TOKEN NAME "ID"` line of a text (the resource docs write them `$ pulumi import …`), as arguments. */
+const importLines = (text: string): string[][] =>
+    [...text.matchAll(/^\s*(?:\$ )?pulumi import (\S+) (\S+) ("[^"]*")$/gm)].map((m) => ["import", m[1], m[2], JSON.parse(m[3]) as string]);
+/** docs/reference.md's. */
+const REFERENCE_COMMANDS = importLines(fs.readFileSync(path.join(ROOT, "docs", "reference.md"), "utf8"));
+/** Every one in the resource docs, and docs/reference.md's. */
+const COMMANDS: string[][] = [
+    ...Object.values(schema.resources as Record<string, { description: string }>).flatMap((r) => importLines(r.description)),
+    ...REFERENCE_COMMANDS,
+];
 
 describe("e2e: the docs' `pulumi import` commands with the real engine", function () {
     this.timeout(600_000);
@@ -44,6 +52,7 @@ describe("e2e: the docs' `pulumi import` commands with the real engine", functio
 
     it("every documented command imports its resource (each in a fresh stack), writing nothing", async () => {
         expect(COMMANDS.length).to.be.at.least(6 * 2);
+        expect(REFERENCE_COMMANDS, "docs/reference.md gives a complete `pulumi import` line").to.have.length.at.least(1);
         emu.resetRequests();
         for (const [i, args] of COMMANDS.entries()) {
             const dir = sb.project(`import${i}`, { "Pulumi.yaml": `name: import${i}\nruntime: yaml\n` });

@@ -331,34 +331,39 @@ export function copyTree(from: string, to: string): void {
     fs.cpSync(from, to, { recursive: true, dereference: false });
 }
 
-let nodeSdk: Promise<string> | undefined;
+/** Where the e2e tests compile the SDK and their TypeScript programs; scripts/up-typescript.ts uses another. */
+const E2E_STAGE = path.join(ROOT, "build", "e2e");
+
+const nodeSdks = new Map<string, Promise<string>>();
 /**
- * sdk/nodejs compiled as its publisher would: a copy under build/e2e (so `@pulumi/pulumi` resolves to this
- * repository's, the one the test process uses), built with its own `npm run build` (tsc with the SDK's own
+ * sdk/nodejs compiled as its publisher would: a copy under `stageRoot` in build/ (so `@pulumi/pulumi` resolves to
+ * this repository's, the one the running process uses), built with its own `npm run build` (tsc with the SDK's own
  * tsconfig, package.json copied into bin/). Resolves to the package directory (its `main` is bin/index.js), once
- * per test run.
+ * per process.
  */
-export function compiledNodeSdk(): Promise<string> {
+export function compiledNodeSdk(stageRoot = E2E_STAGE): Promise<string> {
+    let nodeSdk = nodeSdks.get(stageRoot);
     nodeSdk ??= (async () => {
-        const stage = path.join(ROOT, "build", "e2e", "sdk-nodejs");
+        const stage = path.join(stageRoot, "sdk-nodejs");
         fs.rmSync(stage, { recursive: true, force: true });
         copyTree(path.join(ROOT, "sdk", "nodejs"), stage);
         const env = { ...process.env, PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` };
         await ok(run("npm", ["run", "--silent", "build"], { cwd: stage, env }), "npm run build (sdk/nodejs)");
         return stage;
     })();
+    nodeSdks.set(stageRoot, nodeSdk);
     return nodeSdk;
 }
 
 /**
  * A TypeScript program compiled as a user's would be against the SDK: `index.ts` (the given text) with
- * tests/e2e/programs/nodejs/tsconfig.json, in build/e2e/<name>, the compiled SDK linked into its node_modules
+ * tests/e2e/programs/nodejs/tsconfig.json, in `<stageRoot>/<name>`, the compiled SDK linked into its node_modules
  * under the SDK's own package name. Resolves to the compiled entry (bin/index.js).
  */
-export async function compileNodeProgram(name: string, indexTs: string): Promise<string> {
-    const sdk = await compiledNodeSdk();
+export async function compileNodeProgram(name: string, indexTs: string, stageRoot = E2E_STAGE): Promise<string> {
+    const sdk = await compiledNodeSdk(stageRoot);
     const sdkName: string = JSON.parse(fs.readFileSync(path.join(ROOT, "sdk", "nodejs", "package.json"), "utf8")).name;
-    const stage = path.join(ROOT, "build", "e2e", name);
+    const stage = path.join(stageRoot, name);
     fs.rmSync(stage, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(path.join(stage, "node_modules", sdkName)), { recursive: true });
     copyTree(path.join(ROOT, "tests", "e2e", "programs", "nodejs", "tsconfig.json"), path.join(stage, "tsconfig.json"));

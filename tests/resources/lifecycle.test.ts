@@ -152,7 +152,7 @@ describe("policy resources", function () {
                     [{ ...base, role: "roles/viewer_withcond_0123456789abcdef" }, "role", /policy version 3/],
                     [{ ...base, members: [] }, "members", /at least one member/],
                     [{ ...base, members: ["deleted:user:a@example.com?uid=123"] }, "members", /deleted principal/],
-                    [{ ...base, members: ["a@example.com"] }, "members", /not a valid member/],
+                    [{ ...base, members: ["a@example.com"] }, "members", /not a valid member: an email address needs its kind in front, e\.g\. "user:a@example\.com"/],
                     [{ ...base, condition: { expression: "true" } }, "condition.title", /required/],
                     [{ ...base, condition: { title: "t", expression: " " } }, "condition.expression", /give a CEL expression; it is empty/],
                 ];

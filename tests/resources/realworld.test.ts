@@ -88,6 +88,10 @@ describe("real-world policies and faults", function () {
         expect(checked.failures.map((f) => f.property)).to.deep.equal(["member"]);
         expect(checked.failures[0].reason).to.not.contain("SECRET-7f3a");
         expect(checked.failures[0].reason).to.contain("is a secret").and.contain("not a valid member");
+        // The fix shown for a kindless email quotes the value in another form: that too stays out.
+        const kindless = await stack.plugin.check(MEMBER, { serviceName: SERVICE, role: ROLE, member: secret("secret-91c2@example.com") });
+        expect(kindless.failures[0].reason).to.contain("needs its kind in front");
+        expect(kindless.failures[0].reason).to.not.contain("secret-91c2");
         const data = secret(JSON.stringify({ bindings: [{ role: "SECRET-ROLE-55aa", members: ["user:a@example.com"] }] }));
         const policyChecked = await stack.plugin.check(POLICY, { serviceName: SERVICE, policyData: data });
         expect(policyChecked.failures.map((f) => f.property)).to.deep.equal(["policyData"]);
