@@ -448,8 +448,9 @@ export class Journal {
                 if (!declared.grants.some((d) => grantKey(d) === grantKey(g))) continue;
                 for (const i of this.known.openOf(held.parent, grantKey(g))) {
                     if (i.sign !== "-" || i.entry.urn === urn || inHand?.has(i.key) || !this.rules.fires("removal-held-elsewhere")) continue;
+                    // Diff reads nothing: the grant may be back since, and then the update writes nothing.
                     reasons.push(`${describeGrant(g)} was removed from ${held.parent} by an operation on ${shortUrn(i.entry.urn)} while this ` +
-                        "resource's state held it; this update puts it back");
+                        "resource's state held it; this update puts it back if it is still gone");
                 }
             }
         }
@@ -620,8 +621,10 @@ export class Journal {
     async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
         const deadline = this.host.now() + budgetMs;
         await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
-        // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's.
-        const recorded = [...this.answeredItems, ...((this.previewRun || this.unknownCommand) && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
+        // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's, unless the
+        // process was sent what no preview sends (a Delete, an unflagged Create or Update).
+        const mayBePreviewRead = this.previewRun || (this.unknownCommand && !this.sawUpdate);
+        const recorded = [...this.answeredItems, ...(mayBePreviewRead && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
             // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
             .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")));
         if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&

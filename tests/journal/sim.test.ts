@@ -61,3 +61,14 @@ describe("the journal's simulator", function () {
         });
     }
 });
+
+describe("the journal's rules", () => {
+    it("the design note's table says each rule as rules.ts does, and no other", async () => {
+        const fs = await import("fs");
+        const path = await import("path");
+        const { RULES } = await import("../../provider/journal/rules");
+        const note = fs.readFileSync(path.join(__dirname, "..", "..", "..", "docs", "design", "journal.md"), "utf8");
+        const rows = [...note.matchAll(/^\| `([a-z-]+)` \| (.*?) \|/gm)].map((m) => [m[1], m[2]]);
+        expect(rows).to.deep.equal(Object.entries(RULES).map(([name, r]) => [name, r.says]));
+    });
+});
