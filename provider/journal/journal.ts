@@ -1,40 +1,20 @@
-// The deployment: what the plugin processes of one engine run declare, write and change, and what earlier runs
-// left behind — one object, around every resource operation (the server calls it before and after each, as
-// middleware wraps a handler; the resources see only a ResourceContext).
+// The crash journal: what the plugin processes of one engine run declare, write and change, and what earlier runs
+// left behind — one object around every resource operation (the server calls it before and after each, as
+// middleware wraps a handler; the resources see only a ResourceContext). It decides; its host (host.ts) carries out:
+// provider/deployment/ on a real machine, sim/ in the simulator.
 //
-// Why it exists: a write is accepted by Google before the engine records the operation that made it. If the
-// plugin or the engine dies in between, a grant is in IAM and in no state (a write that added it), or gone from
-// IAM while the engine's state still holds it (a write that removed it). So every write is journaled first, on
-// disk in the stack's folder (files.ts), grant by grant, each grant an *item*: `+` added, `-` removed.
+// Why: a write is accepted by Google before the engine records the operation that made it. If the plugin or the
+// engine dies in between, a grant is in IAM and in no state (a write that added it), or gone from IAM while the
+// engine's state still holds it (a write that removed it). So every write is journaled first, grant by grant, each
+// grant an *item* (`+` added, `-` removed), kept before the write is sent.
 //
-// The rule: the journal acts only on what it knows, and never removes a grant. An item is settled only by
-//   - the engine's word: a request carrying the state the engine keeps (a Read's request, a Diff or Update of a
-//     resource not Read earlier in the run, a Delete) whose state agrees with the item (holds a `+` grant, lacks a
-//     `-` one); or an operation of the resource answered to an engine that was still there when this process
-//     stopped, and that had not been interrupted (one Cancel, as it closes its plugins, not two: a Ctrl-C), in a run
-//     that is no preview (the CLI's command line, process/command.ts) — the engine then holds that operation's
-//     outcome, which is IAM's for every grant in the resource's scope (a refresh that finds the resource gone drops
-//     it, as a Delete does). What a preview read (`preview --refresh`, `--preview-only`) is saved nowhere: neither
-//     its Reads' answers nor the Diffs and preview Updates that carry them count;
-//   - Google's word: a read, with the credentials of the provider that wrote it, showing the `+` grant gone or the
-//     `-` grant back.
-// An item the engine's state disagrees with (its writer no longer running: a live writer's write is under way, as a
-// `pulumi up` beside a preview) is resolved by the program, never by a guess: Diff asks for an update
-// when the resource's Update would set that grant as the program declares (a Binding or Policy owns its role or
-// policy; a Member puts its own grant back). Everything else open at the end of a run is said, once per run, on
-// every run until it is settled, with the command that resolves it — except an answered operation's items, which
-// wait for their resource's next request (a removal always: if the engine kept the resource, that request decides;
-// an addition in a run that does not send every resource: `--target`/`--exclude`, `import`, and a preview, which
-// sends none it would delete — also the first run of an `up`/`destroy`/`refresh` without `--skip-preview`, unless
-// something shows it to be the update; the CLI's later run, told by a marker in the folder, says it) — and so does an
-// unanswered addition another resource's state held when last seen: that resource's request settles it, and if the
-// engine never saved that state, the end of such a run says it. A run in which
-// every operation was answered to a live, uninterrupted engine leaves nothing open, so a clean run is never followed
-// by a warning.
-// The same files carry every process's claims (Check), so a Delete keeps what any resource of the run declares,
-// and resources that fight over a grant are told so, whichever process serves them; and, across runs, what each
-// resource's state held when last seen, so a Delete keeps what a resource the run has not Checked, and that stays in
-// the stack, holds (see `kept`).
+// The principle: the journal acts only on what it knows, and never removes a grant. An item is settled by the
+// engine's word (a request carrying the state it keeps, or an operation answered to an engine that records it) or
+// by Google's (a read, or the answer to a write, of the policy); what is still open is said, once per run, with the
+// command that resolves it; where the program sets a grant the state and IAM disagree on, Diff asks for an update.
+// Where the plugin cannot know (the CLI's command line unknown, a preview, a `--target` run), it takes the side that
+// loses no grant, and a note that may be untrue says so. Each rule is named once in rules.ts; `this.rules.fires(…)`
+// marks where it decides.
 
 import { Code, IamError } from "../iam/errors";
 import type { IamFetcher } from "../iam/fetcher";
@@ -538,8 +518,7 @@ export class Journal {
         this.markRun();
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
         // The Delete of a replaced resource (its URN Checked in this run) carries the old state, not what the stack holds.
-        this.gather();
-        const replaced = op.kind === "delete" && this.claims.has(urn);
+        const replaced = op.kind === "delete" && (this.gather(), this.claims.has(urn));
         if (op.held && !op.preview) this.state(urn, op.held, undefined, replaced);
         if (op.preview) this.sawPreview = true;
         else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;

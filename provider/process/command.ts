@@ -3,7 +3,7 @@
 //
 // Why: a ReadRequest carries no preview flag. The Reads of `pulumi preview --refresh`, `pulumi refresh
 // --preview-only` and `pulumi import --preview-only` look exactly like those of a refresh or import the engine
-// saves, and the crash journal must not take what a preview read for a record (deployment/deployment.ts).
+// saves, and the crash journal must not take what a preview read for a record (journal/journal.ts).
 //
 // Only what is certain is said: a parent that is not the CLI (a test harness, PULUMI_DEBUG_PROVIDERS), a platform
 // whose command lines this cannot read (Windows), or a command line it does not know leaves the run unknown, and

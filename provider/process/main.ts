@@ -135,7 +135,7 @@ async function main(args: PluginArgs, startup: string[]): Promise<void> {
     let stopping = false;
     const parent = process.ppid;
     let engineGone = false;
-    // Whether the engine is still there at shutdown: then it has every answer this plugin sent (deployment/deployment.ts).
+    // Whether the engine is still there at shutdown: then it has every answer this plugin sent (journal/journal.ts).
     const engineAlive = async () => !engineGone && process.ppid === parent && (!engineAddress || await listening(engineAddress));
     const stop = () => {
         if (stopping) return;

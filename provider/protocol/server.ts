@@ -268,7 +268,7 @@ export class Provider implements Rpcs {
 
     /**
      * Shutdown: the writes already sent finish (IamFetcher.drain), then the deployment settles what the engine now
-     * holds and says what stays open (deployment/deployment.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
+     * holds and says what stays open (journal/journal.ts), within a budget: the engine kills a plugin 5 s after SIGINT.
      */
     async drain(): Promise<void> {
         this.deployment.stop();
@@ -309,7 +309,7 @@ export class Provider implements Rpcs {
     }
 
     /**
-     * Runs a resource operation inside the deployment (deployment/deployment.ts): `held` is the claim of the state the engine
+     * Runs a resource operation inside the deployment (journal/journal.ts): `held` is the claim of the state the engine
      * sent, `scope` that of the state the answer leaves.
      */
     private operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
@@ -334,7 +334,7 @@ export class Provider implements Rpcs {
         const olds = req.hasOldInputs() ? toMap(req.getOldInputs()) : toMap(req.getOlds());
         const d = def.diff(olds, toMap(req.getNews()));
         // The engine sends a resource's state only when it holds it: the journal takes it as the engine's word, and
-        // asks for an update where the state and IAM disagree on a grant the program declares (deployment/deployment.ts).
+        // asks for an update where the state and IAM disagree on a grant the program declares (journal/journal.ts).
         const journal = this.deployment.state(req.getUrn(), def.claimOf(toMap(req.getOlds())), def.claimOf(toMap(req.getNews())));
         for (const why of journal.tell) this.log.warn(why, req.getUrn());
         if (journal.force && !d.changed.includes(def.grantProperty)) {

@@ -154,7 +154,7 @@ export function defineResource<I extends Properties, O extends Properties>(def: 
             // every resource of the program has been Checked, so its Delete keeps what any of them declares
             // (deployment/); deleting first would run that Delete before the resources declared after this one are
             // Checked. A user's `deleteBeforeReplace` option still deletes first: a grant such a Delete removes that a
-            // resource Checked later declares is put back by that resource's update (deployment/deployment.ts `state`).
+            // resource Checked later declares is put back by that resource's update (journal/journal.ts `state`).
             return { changed, replaces, deleteBeforeReplace: false, detailed };
         },
 

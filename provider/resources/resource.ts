@@ -39,7 +39,7 @@ export interface Kept {
 
 /**
  * What a resource operation may use beyond the fetcher: which resource it is, and the deployment around it (what the
- * rest of the deployment still declares on a parent, the journal of its writes), which deployment/deployment.ts
+ * rest of the deployment still declares on a parent, the journal of its writes), which journal/journal.ts
  * gives it.
  */
 export interface ResourceContext extends InvokeContext {

@@ -131,7 +131,7 @@ function installationPage(): string {
     ].join("\n");
 }
 
-/** What a user does after a crash: the crash journal's warnings (deployment/deployment.ts) and the commands they name. */
+/** What a user does after a crash: the crash journal's warnings (journal/journal.ts) and the commands they name. */
 function crashRecovery(): string[] {
     return [
         "## After a crash",
