@@ -71,7 +71,7 @@
 //   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
 //             confirmations are awaited (the fetcher's drain).
 
-import { Code, IamError } from "./errors";
+import { Code, IamError, OutOfTime } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 import { Backoff, RETRY } from "./retry";
@@ -120,6 +120,8 @@ export interface PolicyApi {
     readonly signals: { reading: AbortSignal; waiting: AbortSignal };
     /** Keeps work a shutdown must wait for (writes sent, confirmations). */
     track(work: Promise<unknown>): void;
+    /** Told when some work of `policy` ended: it may have none under way now (see `idle`). */
+    settled?(policy: ParentPolicy): void;
     warn?(message: string): void;
 }
 
@@ -162,6 +164,8 @@ const BURST_GAP_MS = 2000;
 /** See `confirm`. */
 const CONFIRM_READS = 5;
 const CONFIRM_INTERVAL_MS = 500;
+/** See `refresh`: how long after its answer a snapshot may stand for the policy (docs/design/reads.md says why 10 s). */
+export const SNAPSHOT_MS = 10_000;
 
 /** One caller's change, waiting for (or in) a cycle. */
 interface Pending {
@@ -181,6 +185,23 @@ interface Unconfirmed {
     shows(policy: Policy): boolean;
     /** The confirming reads, once started. */
     confirmation?: Promise<Policy | undefined>;
+}
+
+/** See `refresh`: a read the resources' Reads share, and when it was answered (unset while in flight). */
+interface Snapshot {
+    read: Promise<Policy>;
+    answeredAt?: number;
+    /** The members it holds: what keeping it costs (see `kept`). */
+    members: number;
+}
+
+/** See `refresh`: whether a Read sent at `now` may take `snapshot` (in flight, or answered at most SNAPSHOT_MS ago). */
+export function stands(snapshot: Snapshot, now: number): boolean {
+    return snapshot.answeredAt === undefined || now - snapshot.answeredAt <= SNAPSHOT_MS;
+}
+
+function membersOf(policy: Policy): number {
+    return (policy.bindings ?? []).reduce((n, b) => n + b.members.length, 0);
 }
 
 type Outcome = { policy: Policy } | { error: unknown };
@@ -285,33 +306,75 @@ export class ParentPolicy {
     /** waiting + inBatch as the Paces were last told (see counted). */
     private counting = 0;
     private unconfirmed?: Unconfirmed;
+    /** See `confirm`: what a read must show for the last write, once its confirmation ended without a read showing it. */
+    private unshown?: (policy: Policy) => boolean;
     private shared?: Promise<Policy>;
     /** See `refresh`. */
-    private snapshot?: Promise<Policy>;
-    private writing?: Promise<unknown>;
-    /** Writes ended (answered or failed), so a Read knows whether one ended while it waited. */
-    private writesEnded = 0;
+    private snapshot?: Snapshot;
+    /** The write in flight: settles once its end is applied (see `wrote`). */
+    private writing?: Promise<void>;
 
     constructor(readonly parent: Parent, private readonly api: PolicyApi) {
         this.name = parentName(parent);
     }
 
-    /** Whether nothing is queued, running, unconfirmed or shared: the fetcher may forget this parent. */
+    /**
+     * Whether no work is under way (nothing queued, running, written and unconfirmed or unshown, or read in flight): the
+     * fetcher may forget this parent. An answered snapshot is no work: the fetcher keeps it while it may (see `kept`).
+     */
     get idle(): boolean {
-        return !this.running && this.waiting.length === 0 && !this.unconfirmed && !this.shared && !this.snapshot;
+        return !this.running && this.waiting.length === 0 && !this.writing && !this.unconfirmed && !this.unshown &&
+            !this.shared && (this.snapshot === undefined || this.snapshot.answeredAt !== undefined);
+    }
+
+    /**
+     * See `refresh`: the answered snapshot this policy holds while it may still stand for it, as what it costs to keep
+     * (its members) and until when; a snapshot past that is dropped.
+     */
+    kept(now = Date.now()): { members: number; until: number } | undefined {
+        const s = this.snapshot;
+        if (s?.answeredAt === undefined) return undefined;
+        if (!stands(s, now)) return void (this.snapshot = undefined);
+        return { members: s.members, until: s.answeredAt + SNAPSHOT_MS };
+    }
+
+    /** Tells the fetcher that some work ended. */
+    private settled(): void {
+        this.api.settled?.(this);
+    }
+
+    /**
+     * See `read` and `refresh`: `attempt` (which may join a read begun for an earlier caller, within that caller's
+     * deadline) until it gives a policy, or fails otherwise than by running out of a time this caller still has: then
+     * it tries again when the read it shared would have, within this caller's own `deadline`.
+     */
+    private async within(deadline: number, attempt: () => Promise<Policy>): Promise<Policy> {
+        for (;;) {
+            try {
+                return await attempt();
+            } catch (e) {
+                if (!(e instanceof OutOfTime) || e.retryAt >= deadline) throw e;
+                if (!await sleep(e.retryAt - Date.now(), this.api.signals.reading)) throw e;
+            }
+        }
     }
 
     // --- read -----------------------------------------------------------------------------------------------
 
     /** The policy now: after the unconfirmed write's confirmation, from a shared read, or (`fresh`) a read that starts now. */
     read(opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
-        const write = this.unconfirmed;
-        if (write) return this.confirm(write).then((policy) => policy ?? this.read(opts));
         const deadline = opts.deadline ?? Date.now() + this.api.requestTimeoutMs;
-        if (opts.fresh) return this.api.read(this.parent, deadline, this.api.signals.reading);
+        return this.within(deadline, () => this.readOnce(opts.fresh === true, deadline));
+    }
+
+    private readOnce(fresh: boolean, deadline: number): Promise<Policy> {
+        const write = this.unconfirmed;
+        if (write) return this.confirm(write).then((policy) => policy ?? this.readOnce(fresh, deadline));
+        if (fresh) return this.api.read(this.parent, deadline, this.api.signals.reading);
         if (this.shared) return this.shared;
         const read = this.api.read(this.parent, deadline, this.api.signals.reading).finally(() => {
             if (this.shared === read) this.shared = undefined;
+            this.settled();
         });
         this.shared = read;
         return read;
@@ -319,25 +382,51 @@ export class ParentPolicy {
 
     // --- refresh --------------------------------------------------------------------------------------------
 
-    /** The policy for a resource's Read: the command's shared read, unless a write of this process is newer. */
-    async refresh(): Promise<Policy> {
-        while (this.writing) await this.writing;
-        if (this.unconfirmed) {
-            const ended = this.writesEnded;
-            const confirmed = await this.confirm(this.unconfirmed);
-            if (!confirmed) return this.refresh();
-            // Read after the write, after any snapshot begun before it: later Reads share it, unless a write ended since.
-            if (this.writesEnded === ended && !this.writing && !this.unconfirmed) this.snapshot = Promise.resolve(confirmed);
-            return confirmed;
+    /** The policy for a resource's Read: the snapshot while it stands, unless a write of this process is newer. */
+    refresh(): Promise<Policy> {
+        const deadline = Date.now() + this.api.requestTimeoutMs;
+        return this.within(deadline, () => this.refreshOnce(deadline));
+    }
+
+    private async refreshOnce(deadline: number): Promise<Policy> {
+        for (;;) {
+            if (this.writing) {
+                await this.writing;
+                continue;
+            }
+            if (this.unconfirmed) {
+                // The read that shows it (which `confirm` makes the snapshot when it can be one); or, if none did, again.
+                const shown = await this.confirm(this.unconfirmed);
+                if (shown) return shown;
+                continue;
+            }
+            if (this.snapshot && stands(this.snapshot, Date.now())) return this.snapshot.read;
+            return this.snap(this.api.read(this.parent, deadline, this.api.signals.reading));
         }
-        if (!this.snapshot) {
-            const read = this.api.read(this.parent, Date.now() + this.api.requestTimeoutMs, this.api.signals.reading);
-            read.catch(() => {
-                if (this.snapshot === read) this.snapshot = undefined;
-            });
-            this.snapshot = read;
-        }
-        return this.snapshot;
+    }
+
+    /**
+     * Makes `read` the snapshot. Once answered, it stands for the policy only if it shows the last write (when a
+     * confirmation gave up on it): otherwise the next Read asks again.
+     */
+    private snap(read: Promise<Policy>, answered?: Policy): Promise<Policy> {
+        const snapshot: Snapshot = { read, members: 0 };
+        this.snapshot = snapshot;
+        const settle = (policy?: Policy) => {
+            if (this.snapshot === snapshot) {
+                if (policy && (!this.unshown || this.unshown(policy))) {
+                    this.unshown = undefined;
+                    snapshot.answeredAt = Date.now();
+                    snapshot.members = membersOf(policy);
+                } else {
+                    this.snapshot = undefined;
+                }
+            }
+            this.settled();
+        };
+        if (answered) settle(answered);
+        else read.then(settle, () => settle());
+        return read;
     }
 
     // --- join -----------------------------------------------------------------------------------------------
@@ -452,6 +541,7 @@ export class ParentPolicy {
             this.last = undefined;
             // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
             if (this.unconfirmed) void this.confirm(this.unconfirmed);
+            this.settled();
         }
     }
 
@@ -565,29 +655,27 @@ export class ParentPolicy {
 
     /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
     private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
-        // A Read waits for the write, and no Read gets a policy read before it (see `refresh`).
         const write = this.api.write(this.parent, policy, mask, deadline);
-        const ended = write.then(() => undefined, () => undefined).finally(() => {
-            this.snapshot = undefined;
-            this.writesEnded++;
+        // The write's end is applied in one step, before anything waiting for it resumes: a Read that waited for the
+        // write finds it unconfirmed (see `refresh`), never in between.
+        const end = (written?: Policy) => {
             if (this.writing === ended) this.writing = undefined;
-        });
-        this.writing = ended;
-        try {
-            const written = await write;
-            await ended;
+            this.snapshot = undefined;
             this.shared = undefined;
+            if (!written) return void this.confirm(this.unconfirmed);
             // The unconfirmed write as it is now, not as it was when this one was sent: its confirmation may have
             // ended meanwhile, and this write must be read back all the same.
             const replaced = this.unconfirmed;
             const chained = replaced !== undefined && policy.etag !== undefined && policy.etag === replaced.written.etag;
             if (replaced && !chained) void this.confirm(replaced);
+            // Accepted on the etag it was read with: what an earlier write left unshown is this one's to show now.
+            this.unshown = undefined;
             this.unconfirmed = { written, shows };
-            return written;
-        } catch (e) {
-            void this.confirm(this.unconfirmed);
-            throw e;
-        }
+        };
+        const ended: Promise<void> = write.then(end, () => end());
+        this.writing = ended;
+        await ended;
+        return write;
     }
 
     // --- confirm ------------------------------------------------------------------------------------------------
@@ -601,11 +689,18 @@ export class ParentPolicy {
         const confirmation = (async (): Promise<Policy | undefined> => {
             for (let read = 1; ; read++) {
                 const policy = await this.api.read(this.parent, deadline, signal);
-                if (write.shows(policy)) return policy;
+                if (write.shows(policy)) {
+                    // Read after this write, the last: later Reads share it.
+                    if (this.unconfirmed === write && !this.writing) {
+                        this.unconfirmed = undefined;
+                        this.snap(Promise.resolve(policy), policy);
+                    }
+                    return policy;
+                }
                 if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
                     this.api.warn?.(`the policy of ${this.name} was written, but ${read} re-reads since do not show the change: ` +
                         "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
-                    return policy;
+                    return undefined;
                 }
                 if (!await sleep(CONFIRM_INTERVAL_MS, signal)) return undefined;
             }
@@ -615,7 +710,12 @@ export class ParentPolicy {
             }
             return undefined;
         }).finally(() => {
-            if (this.unconfirmed === write) this.unconfirmed = undefined;
+            // Ended without a read showing it: until one does, no read that does not is a snapshot (see `refresh`).
+            if (this.unconfirmed === write) {
+                this.unconfirmed = undefined;
+                this.unshown = write.shows;
+            }
+            this.settled();
         });
         write.confirmation = confirmation;
         this.api.track(confirmation);
