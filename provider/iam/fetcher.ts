@@ -2,7 +2,8 @@
 // Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
 // resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, and turns failures into
 // messages a person can act on. What happens to one policy between a change and its confirmation — batching,
-// read sharing (a lookup's, and the one read a command's resource Reads share), confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
+// read sharing (a lookup's, and the read a command's resource Reads share), confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent
+// while it has work under way (`forget`).
 
 import { setMaxListeners } from "events";
 import { checkProperties } from "../declare/check";

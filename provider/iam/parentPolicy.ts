@@ -1,6 +1,7 @@
 // One policy's life in this process. Every read and write of one parent (a service, or a consumer of one) goes
 // through its ParentPolicy, which holds all there is to know between a change arriving and its write being
-// confirmed. The fetcher (fetcher.ts) keeps one per parent and does the HTTP calls.
+// confirmed. The fetcher (fetcher.ts) keeps one per parent while it has work under way (see idle) and does the HTTP
+// calls.
 //
 // What it holds:
 //   waiting      changes queued for the next cycle
@@ -10,9 +11,11 @@
 //                first cycle, a read begun when the loop began
 //   pace         when changes arrive: the last arrival, the typical gap between arrivals, and the most changes
 //                outstanding at once (see gather); the fetcher keeps one more across all its policies
-//   unconfirmed  the last write no read has shown yet, and what a read must show for it
-//   shared       a read in flight that identical reads join
-//   snapshot     the read resources' Reads share (see refresh), and whether a write is in flight
+//   writing      the write in flight
+//   unconfirmed  the last write answered, while its confirmation has not ended, and what a read must show for it
+//   unshown      what a read must show for the last write, once its confirmation ended with no read showing it
+//   shared       a lookup's read in flight that identical lookups join
+//   snapshot     the read resources' Reads share (see refresh): in flight, or answered and when
 //
 // The rules, each written once below (the names are the methods'):
 //   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
@@ -42,30 +45,47 @@
 //             of several is narrowed down by halves, so only the refused change fails. A write is noted as never
 //             applied (the journal's undo) only when no attempt of it can have applied: see `neverApplied`.
 //   wrote     Every write answered becomes the unconfirmed one, whatever became of the one before it meanwhile
-//             (its confirmation may have ended during the write). A write accepted on the etag of the write it
-//             replaces confirms that one (the policy was still that write's when this one landed); otherwise
-//             that one is confirmed by reading. The shared read in flight is dropped: it may have begun before
-//             the write.
+//             (its confirmation may have ended during the write), and ends what an earlier write left unshown (it
+//             was accepted on the etag of what its cycle read). A write accepted on the etag of the write it replaces
+//             confirms that one (the policy was still that write's when this one landed); otherwise that one is
+//             confirmed by reading. A write's end, answered or failed, is applied in one step: it is no longer in
+//             flight, the snapshot and the shared read are dropped (they may have begun before it) and, answered,
+//             it is the unconfirmed one; nothing waiting for the write resumes in between.
 //   confirm   The unconfirmed write is read back until a read shows it (at most CONFIRM_READS reads,
 //             CONFIRM_INTERVAL_MS apart): when the changes stop, when a read of the parent comes, or at
-//             shutdown. If none shows it, another writer replaced it, and the user is warned.
-//   read      A read waits for the confirmation and gets its read; otherwise it joins the shared read, unless it
-//             asks for a fresh one. This is a lookup's rule: never older than this process's last write.
-//   refresh   A resource's Read (a refresh, an import) shares one read of the policy with every other Read of it
-//             while this ParentPolicy lives, which is the fetcher's life: one engine run, the command's (the engine starts a
-//             plugin for each run, a command's preview and its update being two, and each Configure starts a new fetcher). It joins `snapshot`, the read last begun for Reads,
-//             in flight or answered; with none, it begins one. Hence, for every Read:
-//             - never older than the command's start: the snapshot was begun by this fetcher;
-//             - never older than a write of this process: a write that ends (answered or failed) drops the snapshot,
-//               and a Read that comes while a write is in flight waits for it, then, while it is unconfirmed, gets
-//               its confirming read (as `read`); a write answered while a Read waits for the snapshot's answer is
-//               concurrent with that Read, which may take either side of it (an `up --refresh` reads before it writes);
+//             shutdown. The read that shows it becomes the snapshot if no write was sent since. If none shows it
+//             (another writer may have replaced it: the user is warned), or the re-reads fail or are cancelled,
+//             the confirmation gave up: it gives no policy, and the write is unshown until a read shows it.
+//   within    A read shared by several callers runs within the deadline of the one that began it; each caller
+//             keeps its own. When the shared read ran out of time (its retries, a Retry-After or its turn under
+//             the quota reaching past that deadline: errors.ts, OutOfTime), a caller whose own deadline is later
+//             than when it would have tried next tries again then, within its own. Any other failure fails every
+//             caller that shared it.
+//   read      A lookup waits for the unconfirmed write's confirmation and gets the read that showed it (or, if it
+//             gave up, reads anew); otherwise it joins the shared read in flight, unless it asks for a fresh one:
+//             never older than this process's last write.
+//   refresh   A resource's Read (a refresh, an import) takes the snapshot while it stands: in flight, or answered
+//             at most SNAPSHOT_MS before the Read came; otherwise it begins one. A Read that comes while a write is
+//             in flight waits for it; while a write is unconfirmed, it gets the read that confirms it, or, if the
+//             confirmation gave up, goes on as if there had been none. An answer that does not show an unshown
+//             write goes to the Reads that joined its read but is no snapshot: the next Read asks again. Hence,
+//             for every Read:
+//             - never older than its engine run's start (the engine starts a plugin for each run, a command's
+//               preview and its update being two, and each Configure starts a new fetcher), nor answered more
+//               than SNAPSHOT_MS before the Read came;
+//             - never older than any write of this process, answered or in flight, nor than a confirmation's last
+//               read that did not show it: it sees that write or asks Google again. A write answered while a Read
+//               waits for the snapshot's answer is concurrent with that Read, which may take either side of it;
 //             - never older than an earlier Read of the same resource: the snapshot is only ever replaced by a read
-//               begun later (a write's confirming read becomes the snapshot, unless another write ended meanwhile);
-//             - a snapshot read that fails fails every Read that joined it (each names its own resource: the resource's
-//               layer says which) and is dropped, so the next Read begins another.
-//             So the Reads of N resources of one policy cost one read per engine run (`pulumi refresh --yes` and
-//             `pulumi up --refresh --yes` make two: their preview's and their update's), with or without the API's quota.
+//               begun later;
+//             - a snapshot read that fails is dropped, and fails each Read that joined it unless `within` lets it
+//               try again (each names its own resource: the resource layer says which).
+//             So the Reads of N resources of one policy cost one read per engine run as long as that run's Reads of
+//             it come within SNAPSHOT_MS of its answer (docs/design/reads.md): `pulumi refresh --yes` and `pulumi up
+//             --refresh --yes` make two (their preview's and their update's), with or without the API's quota.
+//   idle      With nothing waiting or running, no write in flight, unconfirmed or unshown, and no read in flight,
+//             a policy has no work under way: the fetcher forgets it, and its snapshot with it (fetcher.ts,
+//             `forget`: an answered snapshot is kept while it stands, within a budget across policies).
 //   cancel    The engine's Cancel: reads, waits and sleeps (gathering, backoff, confirmation) stop; changes not
 //             yet written fail; a write already sent is let finish, so what it reports is what the policy holds.
 //   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
@@ -343,11 +363,7 @@ export class ParentPolicy {
         this.api.settled?.(this);
     }
 
-    /**
-     * See `read` and `refresh`: `attempt` (which may join a read begun for an earlier caller, within that caller's
-     * deadline) until it gives a policy, or fails otherwise than by running out of a time this caller still has: then
-     * it tries again when the read it shared would have, within this caller's own `deadline`.
-     */
+    /** See `within`: `attempt` (which may join a read another caller began) for a caller whose deadline is `deadline`. */
     private async within(deadline: number, attempt: () => Promise<Policy>): Promise<Policy> {
         for (;;) {
             try {
@@ -405,10 +421,7 @@ export class ParentPolicy {
         }
     }
 
-    /**
-     * Makes `read` the snapshot. Once answered, it stands for the policy only if it shows the last write (when a
-     * confirmation gave up on it): otherwise the next Read asks again.
-     */
+    /** Makes `read` (`answered`, if it is) the snapshot, and, once answered, keeps it or not (see `refresh`). */
     private snap(read: Promise<Policy>, answered?: Policy): Promise<Policy> {
         const snapshot: Snapshot = { read, members: 0 };
         this.snapshot = snapshot;
@@ -656,8 +669,7 @@ export class ParentPolicy {
     /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
     private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
         const write = this.api.write(this.parent, policy, mask, deadline);
-        // The write's end is applied in one step, before anything waiting for it resumes: a Read that waited for the
-        // write finds it unconfirmed (see `refresh`), never in between.
+        // Applied in one step (see `wrote`): a Read that waited for the write finds it unconfirmed, never in between.
         const end = (written?: Policy) => {
             if (this.writing === ended) this.writing = undefined;
             this.snapshot = undefined;
@@ -668,7 +680,6 @@ export class ParentPolicy {
             const replaced = this.unconfirmed;
             const chained = replaced !== undefined && policy.etag !== undefined && policy.etag === replaced.written.etag;
             if (replaced && !chained) void this.confirm(replaced);
-            // Accepted on the etag it was read with: what an earlier write left unshown is this one's to show now.
             this.unshown = undefined;
             this.unconfirmed = { written, shows };
         };
