@@ -29,12 +29,13 @@ export class IamError extends Error {
 }
 
 /**
- * A call stopped by its deadline rather than by an answer that settles it (its retries, a Retry-After or its turn
- * under the quota reached past the deadline): `retryAt` is when it would have tried next. A caller with a later
- * deadline of its own that shared the call may try again then (parentPolicy.ts, `within`).
+ * A call stopped by its `deadline` rather than by an answer that settles it (its retries, a Retry-After or its turn
+ * under the quota reached past it): `retryAt` is the soonest Google lets another attempt go (its Retry-After, the
+ * quota's turn; else the moment it gave up). A caller with a later deadline of its own that shared the call may try
+ * again then (parentPolicy.ts, `within`).
  */
 export class OutOfTime extends IamError {
-    constructor(cause: IamError, readonly retryAt: number) {
+    constructor(cause: IamError, readonly deadline: number, readonly retryAt: number) {
         super(cause.message, cause.httpStatus, cause.code);
     }
 }

@@ -298,7 +298,7 @@ export class IamFetcher {
         for (let attempt = 1; ; attempt++) {
             if (signal.aborted) throw cancelled(verb, parent);
             const turn = await this.pacer.admit(deadline, (ms) => sleep(ms, signal), () => cancelled(verb, parent)).catch((e: unknown) => {
-                throw e instanceof QuotaWait ? new OutOfTime(quotaSpent(e, verb, parent, this.quotaSettings), Date.now() + e.turnInMs) : e;
+                throw e instanceof QuotaWait ? new OutOfTime(quotaSpent(e, verb, parent, this.quotaSettings), deadline, Date.now() + e.turnInMs) : e;
             });
             let answer: Answer | undefined;
             let sending = false;
@@ -344,12 +344,13 @@ export class IamFetcher {
                 if (!RETRY.statuses.has(answer.status)) throw failure(answer, verb, parent, this.failures);
                 last = describeStatus(answer);
             }
-            const wait = backoff.next(retryAfterMs(answer?.retryAfter));
+            const retryAfter = retryAfterMs(answer?.retryAfter);
+            const wait = backoff.next(retryAfter);
             if (Date.now() + wait >= deadline) {
                 const seconds = ((Date.now() - started) / 1000).toFixed(1);
                 throw new OutOfTime(new IamError(`${verb} of ${parentName(parent)} did not succeed within the request timeout ` +
                     `(${attempt} attempts over ${seconds}s; raise ${this.requestTimeoutSetting} to wait longer). Last answer: ${last}`,
-                    answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED), Date.now() + wait);
+                    answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED), deadline, Date.now() + retryAfter);
             }
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
             await sleep(wait, signal);

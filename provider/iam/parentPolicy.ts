@@ -59,8 +59,8 @@
 //   within    A read shared by several callers runs within the deadline of the one that began it; each caller
 //             keeps its own. When the shared read ran out of time (its retries, a Retry-After or its turn under
 //             the quota reaching past that deadline: errors.ts, OutOfTime), a caller whose own deadline is later
-//             than when it would have tried next tries again then, within its own. Any other failure fails every
-//             caller that shared it.
+//             tries again, within its own, as soon as Google lets it (after the Retry-After, at the quota's turn)
+//             if that is before its deadline. Any other failure fails every caller that shared it.
 //   read      A lookup waits for the unconfirmed write's confirmation and gets the read that showed it (or, if it
 //             gave up, reads anew); otherwise it joins the shared read in flight, unless it asks for a fresh one:
 //             never older than this process's last write.
@@ -369,7 +369,7 @@ export class ParentPolicy {
             try {
                 return await attempt();
             } catch (e) {
-                if (!(e instanceof OutOfTime) || e.retryAt >= deadline) throw e;
+                if (!(e instanceof OutOfTime) || e.deadline >= deadline || e.retryAt >= deadline) throw e;
                 if (!await sleep(e.retryAt - Date.now(), this.api.signals.reading)) throw e;
             }
         }

@@ -229,7 +229,7 @@ describe("one policy's life (ParentPolicy)", function () {
                     api.calls.push("read");
                     await sleep(250);
                     // The call's next attempt would go after the first Read's deadline.
-                    throw new OutOfTime(new IamError("did not succeed within the request timeout", 503, Code.DEADLINE_EXCEEDED), started + 320);
+                    throw new OutOfTime(new IamError("did not succeed within the request timeout", 503, Code.DEADLINE_EXCEEDED), started + 300, started + 320);
                 }
                 retried = Date.now() - started;
                 return read();

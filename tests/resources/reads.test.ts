@@ -52,6 +52,16 @@ describe("resource Reads share the command's read of their policy", function () 
         expect(reads()).to.equal(2);
     });
 
+    it("a Read sent more than 10 s after the shared read was answered reads again, and sees a change made meanwhile", async function () {
+        this.timeout(30_000);
+        expect(await refresh(email(0))).to.equal(true);
+        stack.emu.setPolicy(PARENT, {}); // removed outside Pulumi, during a long command
+        expect(await refresh(email(1)), "within 10 s of the shared read's answer").to.equal(true);
+        await sleep(10_100);
+        expect(await refresh(email(0)), "10 s after it").to.equal(false);
+        expect(reads()).to.equal(2);
+    });
+
     it("a Read that began after a write of its policy was answered never gets the policy from before it", async () => {
         const m = "user:written@example.com";
         // A Read whose read Google has answered (without m) but whose answer is still on its way...
