@@ -701,10 +701,10 @@ export class ParentPolicy {
             for (let read = 1; ; read++) {
                 const policy = await this.api.read(this.parent, deadline, signal);
                 if (write.shows(policy)) {
-                    // Read after this write, the last: later Reads share it.
-                    if (this.unconfirmed === write && !this.writing) {
+                    if (this.unconfirmed === write) {
                         this.unconfirmed = undefined;
-                        this.snap(Promise.resolve(policy), policy);
+                        // Read after this write, and none sent since: later Reads share it.
+                        if (!this.writing) this.snap(Promise.resolve(policy), policy);
                     }
                     return policy;
                 }
