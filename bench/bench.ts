@@ -10,7 +10,7 @@
 //   npm run bench                          # full counts (several minutes); with the tools built, the real engine too
 //   npm run bench -- --write               # the same, and rewrite BENCHMARKS.md from this run
 //   npm run bench -- --quick               # tiny counts, no engine, quota or dist (smoke test)
-//   npm run bench -- --only start,memory   # some sections only: start, memory, invoke, engine, quota, scale, dist
+//   npm run bench -- --only start,memory   # some sections only: start, memory, reads, invoke, engine, quota, scale, dist
 //   npm run bench -- --only scale --scale 1000   # engine at scale, some sizes only (default 250,1000,2000: about an hour)
 //   npm run bench -- --only scale --refreshes    # engine at scale, only the settings that run refresh, preview --refresh and up --refresh
 //   npm run bench -- --out FILE            # write the document to FILE instead
@@ -23,13 +23,13 @@ import * as path from "path";
 import * as esbuild from "esbuild";
 import minimist from "minimist";
 import { spawnEmulator, startEmulator as emulatorInProcess } from "../emulator";
-import { CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, unpackPlugin } from "../tests/support/plugin";
+import { CONSUMER_MEMBER, CONSUMERS_FN, FOLDER_PLATFORM, HOST_PLATFORM, Plugin, ROLE, unpackPlugin } from "../tests/support/plugin";
 import { toolsMissing } from "../tests/e2e/support";
 import { nodeFile } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/package/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, ScaleSetting, scaleRuns, seedConsumers } from "./engine";
-import { ClientFigures, DistFigures, document, EngineFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, Results, rowsFor, StartFigures, table } from "./report";
+import { ClientFigures, DistFigures, document, EngineFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, ReadsFigures, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
@@ -44,7 +44,7 @@ const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const SECTIONS = ["start", "memory", "invoke", "engine", "quota", "scale", "dist"] as const;
+const SECTIONS = ["start", "memory", "reads", "invoke", "engine", "quota", "scale", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = minimist(process.argv.slice(2), { boolean: ["quick", "write", "refreshes"], string: ["out", "only", "scale"] });
@@ -59,6 +59,10 @@ const N = {
     warmup: quick ? 100 : 2000,
     coalesce: quick ? 100 : 1000,
     capacitySeconds: quick ? 0.5 : 3,
+    /** Reads of many policies: consumer policies, members in each, Reads at once (the engine's default parallelism). */
+    readPolicies: quick ? 100 : 1000,
+    readMembers: quick ? 100 : 1000,
+    readParallel: 4 * os.cpus().length,
     throughputReps: quick ? 1 : 3,
     concurrency: 32,
     /** ServiceIamMembers in the engine figures. */
@@ -444,6 +448,47 @@ async function measureMemory(emu: Emu, installed: Installed, log: Log): Promise<
     };
 }
 
+/**
+ * Reads of many policies (issue 51): the dev launcher's RSS after Configure and after one Read of each of many consumer
+ * policies of many members (distinct in each), the engine's default parallelism at once, and its peak over them.
+ */
+async function measureReads(log: Log): Promise<ReadsFigures> {
+    const { readPolicies: policies, readMembers: members, readParallel: parallel } = N;
+    log(`reads: one Read of each of ${policies} consumer policies of ${members} members, ${parallel} at once`);
+    const emu = await emulatorInProcess({ accessTokens: [TOKEN] });
+    const member = (i: number, j: number) => `user:m${String(j).padStart(4, "0")}-of-${consumer(i)}@example.com`;
+    try {
+        emu.createService(SERVICE, "bench-project");
+        for (let i = 0; i < policies; i++) {
+            emu.setPolicy(consumerPath(i), { bindings: [{ role: ROLE, members: Array.from({ length: members }, (_, j) => member(i, j)) }] });
+        }
+        const plugin = await startPlugin(emu, DEV_LAUNCHER);
+        try {
+            const pid = plugin.child.pid!;
+            await sleep(300);
+            const start = rssOf(pid).kb;
+            const cpu = cpuMs(pid);
+            emu.resetRequests();
+            let notFound = 0;
+            const { wallMs } = await pool(policies, parallel, async (i) => {
+                const props = { serviceName: SERVICE, consumerProject: consumer(i), role: ROLE, member: member(i, 0) };
+                const read = await plugin.read(CONSUMER_MEMBER, `${consumerPath(i)} ${ROLE} ${member(i, 0)}`, props, props, `m${i}`);
+                if (read.id === "") notFound++;
+            });
+            await sleep(500);
+            const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+            const peak = Number(/VmHWM:\s+(\d+)/.exec(status)![1]);
+            const calls = emu.requests.filter((r) => r.status === 200 && r.path.endsWith(":getIamPolicy")).length;
+            return { policies, members, parallel, startMiB: start / 1024, endMiB: rssOf(pid).kb / 1024, peakMiB: peak / 1024,
+                calls, cpuMs: cpuMs(pid) - cpu, wallMs, notFound };
+        } finally {
+            await plugin.stop();
+        }
+    } finally {
+        await emu.close();
+    }
+}
+
 /** 3. Invoke throughput and latency (interleaved repetitions of the clients), coalescing, the emulator's capacity. */
 async function measureInvoke(emu: Emu, log: Log): Promise<Results["invoke"]> {
     log(`throughput, ${N.invokes} calls × ${N.throughputReps} repetitions at concurrency ${N.concurrency}`);
@@ -753,6 +798,7 @@ async function main(): Promise<void> {
             emu.child.kill("SIGINT");
         }
     }
+    if (runs("reads")) results.reads = await measureReads(log);
     if (runs("engine")) results.engine = await measureEngine(log);
     if (runs("quota")) results.quota = await measureQuota(log);
     if (runs("scale")) results.scale = await measureScale(log);
@@ -769,7 +815,8 @@ async function main(): Promise<void> {
         at,
         commit: measured,
         machine: `${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
-        counts: `start ${N.startReps} repetitions; memory ${N.warmup} warm-up + ${N.memoryInvokes} invokes; invokes ${N.invokes} × ${N.throughputReps} at ` +
+        counts: `start ${N.startReps} repetitions; memory ${N.warmup} warm-up + ${N.memoryInvokes} invokes; ` +
+            `reads ${N.readPolicies} policies of ${N.readMembers} members, ${N.readParallel} at once; invokes ${N.invokes} × ${N.throughputReps} at ` +
             `concurrency ${N.concurrency}; coalescing ${N.coalesce}; engine ${N.members} Members, ${N.engineReps} repetitions per latency; ` +
             `quota ${N.quotaPerMinute} calls per minute, ${N.quotaLookups} lookups and ${N.members} Members, once each; ` +
             `scale ${N.scaleMembers.join(", ")} Members at 100 ms (one policy up to 1,500; ${N.scaleSpread} policies; PULUMI_SKIP_CHECKPOINTS; the quota up to 1,000; ` +

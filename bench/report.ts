@@ -40,6 +40,8 @@ const REFRESH_READS_GOAL = 2;
 const SCALE_CPU_GROWTH_GOAL = 1.5;
 /** The Go peer's (Pulumi GCP's plugin) RSS, from issue 35: what the plugin's whole RSS is judged against. */
 const GO_PEER_RSS_MIB = 127;
+/** Issue 51: RSS after one Read of each of 1,000 policies of 1,000 members, at most this above the plugin's start. */
+const READS_RSS_GOAL_MIB = 40;
 
 export interface Row {
     figure: string;
@@ -202,9 +204,29 @@ export interface ScaleFigures {
     failed: string[];
 }
 
+/** Resource Reads of many policies, one Read each (issue 51): the plugin's memory as Reads of policies come and go. */
+export interface ReadsFigures {
+    policies: number;
+    /** Members in each policy. */
+    members: number;
+    /** Reads sent at once (the engine's default parallelism). */
+    parallel: number;
+    /** The dev launcher's RSS after Configure, after the Reads and its peak over them (`VmHWM`), MiB. */
+    startMiB: number;
+    endMiB: number;
+    peakMiB: number;
+    /** getIamPolicy calls the emulator answered, the plugin's CPU and the wall time over the Reads. */
+    calls: number;
+    cpuMs: number;
+    wallMs: number;
+    /** Reads that did not find their Member. */
+    notFound: number;
+}
+
 export interface Results {
     start?: StartFigures;
     memory?: MemoryFigures;
+    reads?: ReadsFigures;
     invoke?: InvokeFigures;
     engine?: EngineFigures | Missing;
     quota?: QuotaFigures | Missing;
@@ -221,6 +243,8 @@ const isMissing = <T extends object>(x: T | Missing): x is Missing => "missing" 
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const mb = (x: number) => `${x.toFixed(1)} MB`;
 const sec = (x: number) => `${(x / 1000).toFixed(1)} s`;
+const mib = (x: number) => `${x.toFixed(1)} MiB`;
+const readsMet = (x: ReadsFigures) => x.notFound === 0 && x.endMiB - x.startMiB <= READS_RSS_GOAL_MIB;
 const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 const signed = (pct: number) => `${pct >= 0 ? "+" : ""}${pct.toFixed(1)}%`;
 const span = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? String(xs[0]) : `${Math.min(...xs)}–${Math.max(...xs)}`);
@@ -351,6 +375,13 @@ export function rowsFor(r: Results): Row[] {
             rows.push({ figure: "memory: RSS of the executable's Node alone, idle (`env -i`, an empty timer loop: the Node floor)", value: mb(m.nodeIdle.mb) + anon(m.nodeIdle.anonMb),
                 ratio: `the executable idle: ${times(m.idleMb, m.nodeIdle.mb)} it`, goal: "" });
         }
+    }
+    if (r.reads) {
+        const x = r.reads;
+        rows.push({ figure: `reads: RSS after one Read (a refresh) of each of ${x.policies} consumer policies of ${x.members} members, ${x.parallel} at once (dev launcher)`,
+            value: `+${mib(x.endMiB - x.startMiB)} (${mib(x.startMiB)} → ${mib(x.endMiB)}; peak ${mib(x.peakMiB)})`,
+            ratio: `${x.calls} getIamPolicy; plugin ${(x.cpuMs / 1000).toFixed(1)} CPU s over ${sec(x.wallMs)}${x.notFound ? `; ${x.notFound} Members not found` : ""}`,
+            goal: `≤ ${READS_RSS_GOAL_MIB} MiB above the start, every Member found (issue 51)`, met: readsMet(x) });
     }
     if (r.invoke) {
         const v = r.invoke;
@@ -516,12 +547,13 @@ export function rowsFor(r: Results): Row[] {
  * bench.ts checks its own run against this (missingFigures), so `npm run bench -- --quick` is the smoke test of
  * every section; the tests run the invoke section only (the whole `--quick` run takes half a minute).
  */
-export const FIGURES: Readonly<Record<"start" | "memory" | "invoke", readonly RegExp[]>> = {
+export const FIGURES: Readonly<Record<"start" | "memory" | "reads" | "invoke", readonly RegExp[]>> = {
     start: [/^start: self-contained executable \(linux-amd64/, /^start: self-contained executable, empty environment/, /^start: today's Node-on-PATH launcher/,
         /^start: node printing a line \(Node floor\)/, /^start: the executable's Node .* printing a line, empty environment/, /^start: bare @grpc\/grpc-js server \(floor\)/,
         /^start: bare @grpc\/grpc-js server bundled/, /^start: toy provider/, /^start: dev launcher/],
     memory: [/^memory: RSS idle after Configure \(self-contained executable\)/, /^memory: RSS idle after Configure \(today's Node-on-PATH launcher\)/,
         /^memory: RSS idle after Configure \(dev launcher\)/, /^memory: RSS \d+ s after the last invoke/, /^memory: RSS of the executable's Node alone/],
+    reads: [/^reads: RSS after one Read/],
     invoke: [/^invoke: plugin over gRPC/, /^invoke: raw keep-alive HTTP/, /^invoke: googleapis/, /^coalescing: \d+ identical/, /^coalescing: \d+ distinct/,
         /^emulator: getIamPolicy capacity/],
 };
@@ -604,6 +636,13 @@ export function analysis(r: Results, rows: Row[] = rowsFor(r)): string[] {
                 `(${mb(m.idleMb - m.anon.idleMb)} to ${mb(m.afterMb - m.anon.afterMb)}) is its file's pages mapped from the page cache.` : "") +
             (m.settled ? ` Left idle, ${m.settled.seconds} s after its last invoke it holds ${mb(m.settled.mb)} (anonymous ${mb(m.settled.anonMb)}).` : "") +
             (m.nodeIdle ? ` The executable's Node alone, idle, holds ${mb(m.nodeIdle.mb)} (anonymous ${mb(m.nodeIdle.anonMb)}).` : ""));
+    }
+
+    if (r.reads) {
+        const x = r.reads;
+        out.push(`**Reads of many policies**: one Read of each of ${x.policies} consumer policies of ${x.members} members leaves the plugin's RSS ` +
+            `${mib(x.endMiB - x.startMiB)} above its start (peak ${mib(x.peakMiB - x.startMiB)} above it), ${x.calls} getIamPolicy calls; the goal ` +
+            `(≤ ${READS_RSS_GOAL_MIB} MiB above the start) is ${metWord(readsMet(x))}.`);
     }
 
     if (r.invoke) {
@@ -754,6 +793,11 @@ const METHOD = [
     "and less once the system has evicted the file (its pages are shared with the cache and given back under memory pressure). The idle " +
     "RSS of today's launcher (with its user code cache), of the dev launcher and of the executable's Node alone (`env -i`, an empty timer " +
     "loop) are shown beside it.",
+    "- **Reads of many policies**: the dev launcher configured against an in-process emulator holding that many consumer policies of " +
+    "that many distinct members each, then one ConsumersIamMember Read (what a refresh sends) of each policy over the provider protocol, " +
+    "at the engine's default parallelism. RSS (`VmRSS`) right after Configure and half a second after the last Read, and the peak " +
+    "(`VmHWM`); getIamPolicy calls counted at the emulator. Goal (issue 51): RSS after the Reads at most 40 MiB above the start, every " +
+    "Member found.",
     "- **Invoke**: lookups at a fixed concurrency, repeated and interleaved: through the plugin (dev launcher) with a JavaScript gRPC client " +
     "and with the engine's own grpc-go client (`invoke-load`, built by `npm run tools`; left out without the tools), a raw keep-alive HTTP " +
     "client straight to the emulator (floor), and the googleapis client (peer). CPU per call is each process's CPU time over a run divided " +

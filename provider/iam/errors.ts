@@ -28,6 +28,18 @@ export class IamError extends Error {
     }
 }
 
+/**
+ * A call stopped by its `deadline` rather than by an answer that settles it (its retries, a Retry-After or its turn
+ * under the quota reached past it): `retryAt` is the soonest Google lets another attempt go (its Retry-After, the
+ * quota's turn; else the moment it gave up). A caller with a later deadline of its own that shared the call may try
+ * again then (parentPolicy.ts, `within`).
+ */
+export class OutOfTime extends IamError {
+    constructor(cause: IamError, readonly deadline: number, readonly retryAt: number) {
+        super(cause.message, cause.httpStatus, cause.code);
+    }
+}
+
 // Bearer tokens, JWTs and PEM blocks: anything that looks like one is removed from text we did not write.
 const SECRETS = [
     /-----BEGIN [A-Z ]+-----[\s\S]*?(-----END [A-Z ]+-----|$)/g,

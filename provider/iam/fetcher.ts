@@ -2,14 +2,15 @@
 // Service Management REST API over keep-alive HTTP, retries what Google says is transient (429, 5xx,
 // resets, timeouts) with jittered exponential backoff bounded by `requestTimeout`, and turns failures into
 // messages a person can act on. What happens to one policy between a change and its confirmation — batching,
-// read sharing (a lookup's, and the one read a command's resource Reads share), confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent.
+// read sharing (a lookup's, and the read a command's resource Reads share), confirmation — is its ParentPolicy's (parentPolicy.ts); the fetcher keeps one per parent
+// while it has work under way (`forget`).
 
 import { setMaxListeners } from "events";
 import { checkProperties } from "../declare/check";
 import { PropertyMap } from "../declare/properties";
 import { describeStatus, failure, FailureContext, quotaSpent } from "./apiErrors";
 import { Credentials, CredentialsError } from "./auth";
-import { Code, IamError, parseGoogleError, redact } from "./errors";
+import { Code, IamError, OutOfTime, parseGoogleError, redact } from "./errors";
 import { Grant, keepGrants, someGrant } from "./grants";
 import { policyDataProperties } from "./model";
 import { Parent, parentName } from "./names";
@@ -44,11 +45,22 @@ export interface FetcherOptions {
 }
 
 const READ_BODY = { options: { requestedPolicyVersion: 3 } };
+/**
+ * See `forget`: the members the snapshots kept may hold in all, about 10 MiB (the bench's reads figure: some 100 bytes of
+ * RSS a member): 100 policies of 1,000 members, far more than the policies one command's Reads share at once.
+ */
+const KEPT_MEMBERS = 100_000;
 
 export class IamFetcher {
     private readonly transport: Transport;
     private readonly failures: FailureContext;
     private readonly policies = new Map<string, ParentPolicy>();
+    /** How many calls are using each policy now (see `withPolicy`). */
+    private readonly users = new Map<string, number>();
+    /** Policies with no work under way kept for their snapshot, oldest first (see `forget`), and their members in all. */
+    private readonly kept = new Map<string, { members: number; until: number }>();
+    private keptMembers = 0;
+    private sweep?: NodeJS.Timeout;
     /**
      * Reads, writes and waits (gathering, backoff, confirmations) are cancelled separately: a shutdown drops
      * reads at once but lets writes and their confirmations finish; the engine's Cancel stops all but the
@@ -98,17 +110,60 @@ export class IamFetcher {
     }
 
     /**
-     * Runs `use` on the life of one parent's policy in this process (parentPolicy.ts), and forgets that life once
-     * it is idle again: a plugin that reads thousands of parents keeps only those with work under way.
+     * Runs `use` on the life of one parent's policy in this process (parentPolicy.ts); once no call uses it and it
+     * has no work under way, it is forgotten (see `forget`).
      */
     private withPolicy<T>(parent: Parent, use: (p: ParentPolicy) => Promise<T>): Promise<T> {
         const name = parentName(parent);
         let p = this.policies.get(name);
         if (!p) this.policies.set(name, (p = new ParentPolicy(parent, this.api)));
         const policy = p;
+        this.unkeep(name);
+        this.users.set(name, (this.users.get(name) ?? 0) + 1);
         return use(policy).finally(() => {
-            if (policy.idle && this.policies.get(name) === policy) this.policies.delete(name);
+            const left = (this.users.get(name) ?? 1) - 1;
+            if (left > 0) this.users.set(name, left);
+            else this.users.delete(name);
+            this.forget(policy);
         });
+    }
+
+    /**
+     * A policy no call uses and with no work under way is forgotten, unless it holds a snapshot that may still stand
+     * (parentPolicy.ts, `refresh`): those are kept, oldest first, while they stand and while all those kept hold at
+     * most KEPT_MEMBERS members. So memory grows with the policies in use, not with those ever read; dropping a
+     * snapshot early only costs the next Read of its policy a read.
+     */
+    private forget(policy: ParentPolicy): void {
+        const name = policy.name;
+        if (this.policies.get(name) !== policy || this.users.has(name) || !policy.idle) return;
+        this.unkeep(name);
+        const kept = policy.kept();
+        if (!kept) return void this.policies.delete(name);
+        this.kept.set(name, kept);
+        this.keptMembers += kept.members;
+        this.trim();
+    }
+
+    private unkeep(name: string): void {
+        const kept = this.kept.get(name);
+        if (!kept) return;
+        this.kept.delete(name);
+        this.keptMembers -= kept.members;
+    }
+
+    /** Drops the oldest kept snapshots while they are too many or no longer stand; wakes when the oldest expires. */
+    private trim(): void {
+        clearTimeout(this.sweep);
+        const now = Date.now();
+        for (const [name, kept] of this.kept) {
+            if (this.keptMembers <= KEPT_MEMBERS && kept.until > now) {
+                this.sweep = setTimeout(() => this.trim(), kept.until - now).unref();
+                return;
+            }
+            this.unkeep(name);
+            this.policies.delete(name);
+        }
     }
 
     /** A parent's policy at version 3, as ParentPolicy.read gives it (`fresh`: a read that starts now). */
@@ -180,6 +235,7 @@ export class IamFetcher {
                 return { reading: fetcher.reading.signal, waiting: fetcher.waiting.signal };
             },
             track: (work) => fetcher.track(work),
+            settled: (policy) => fetcher.forget(policy),
             warn: (message) => fetcher.options.warn?.(message),
         };
     })();
@@ -242,7 +298,7 @@ export class IamFetcher {
         for (let attempt = 1; ; attempt++) {
             if (signal.aborted) throw cancelled(verb, parent);
             const turn = await this.pacer.admit(deadline, (ms) => sleep(ms, signal), () => cancelled(verb, parent)).catch((e: unknown) => {
-                throw e instanceof QuotaWait ? quotaSpent(e, verb, parent, this.quotaSettings) : e;
+                throw e instanceof QuotaWait ? new OutOfTime(quotaSpent(e, verb, parent, this.quotaSettings), deadline, Date.now() + e.turnInMs) : e;
             });
             let answer: Answer | undefined;
             let sending = false;
@@ -288,12 +344,13 @@ export class IamFetcher {
                 if (!RETRY.statuses.has(answer.status)) throw failure(answer, verb, parent, this.failures);
                 last = describeStatus(answer);
             }
-            const wait = backoff.next(retryAfterMs(answer?.retryAfter));
+            const retryAfter = retryAfterMs(answer?.retryAfter);
+            const wait = backoff.next(retryAfter);
             if (Date.now() + wait >= deadline) {
                 const seconds = ((Date.now() - started) / 1000).toFixed(1);
-                throw new IamError(`${verb} of ${parentName(parent)} did not succeed within the request timeout ` +
+                throw new OutOfTime(new IamError(`${verb} of ${parentName(parent)} did not succeed within the request timeout ` +
                     `(${attempt} attempts over ${seconds}s; raise ${this.requestTimeoutSetting} to wait longer). Last answer: ${last}`,
-                    answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED);
+                    answer?.status, answer?.status === 429 ? Code.UNAVAILABLE : Code.DEADLINE_EXCEEDED), deadline, Date.now() + retryAfter);
             }
             o.log?.(`retrying ${verb} of ${parentName(parent)} in ${Math.round(wait)}ms after ${last}`);
             await sleep(wait, signal);

@@ -1,6 +1,7 @@
 // One policy's life in this process. Every read and write of one parent (a service, or a consumer of one) goes
 // through its ParentPolicy, which holds all there is to know between a change arriving and its write being
-// confirmed. The fetcher (fetcher.ts) keeps one per parent and does the HTTP calls.
+// confirmed. The fetcher (fetcher.ts) keeps one per parent while it has work under way (see idle) and does the HTTP
+// calls.
 //
 // What it holds:
 //   waiting      changes queued for the next cycle
@@ -10,9 +11,11 @@
 //                first cycle, a read begun when the loop began
 //   pace         when changes arrive: the last arrival, the typical gap between arrivals, and the most changes
 //                outstanding at once (see gather); the fetcher keeps one more across all its policies
-//   unconfirmed  the last write no read has shown yet, and what a read must show for it
-//   shared       a read in flight that identical reads join
-//   snapshot     the read resources' Reads share (see refresh), and whether a write is in flight
+//   writing      the write in flight
+//   unconfirmed  the last write answered, while its confirmation has not ended, and what a read must show for it
+//   unshown      what a read must show for the last write, once its confirmation ended with no read showing it
+//   shared       a lookup's read in flight that identical lookups join
+//   snapshot     the read resources' Reads share (see refresh): in flight, or answered and when
 //
 // The rules, each written once below (the names are the methods'):
 //   join      A change joins `waiting` and is answered with Google's answer to the write that carries it (not
@@ -42,36 +45,53 @@
 //             of several is narrowed down by halves, so only the refused change fails. A write is noted as never
 //             applied (the journal's undo) only when no attempt of it can have applied: see `neverApplied`.
 //   wrote     Every write answered becomes the unconfirmed one, whatever became of the one before it meanwhile
-//             (its confirmation may have ended during the write). A write accepted on the etag of the write it
-//             replaces confirms that one (the policy was still that write's when this one landed); otherwise
-//             that one is confirmed by reading. The shared read in flight is dropped: it may have begun before
-//             the write.
+//             (its confirmation may have ended during the write), and ends what an earlier write left unshown (it
+//             was accepted on the etag of what its cycle read). A write accepted on the etag of the write it replaces
+//             confirms that one (the policy was still that write's when this one landed); otherwise that one is
+//             confirmed by reading. A write's end, answered or failed, is applied in one step: it is no longer in
+//             flight, the snapshot and the shared read are dropped (they may have begun before it) and, answered,
+//             it is the unconfirmed one; nothing waiting for the write resumes in between.
 //   confirm   The unconfirmed write is read back until a read shows it (at most CONFIRM_READS reads,
 //             CONFIRM_INTERVAL_MS apart): when the changes stop, when a read of the parent comes, or at
-//             shutdown. If none shows it, another writer replaced it, and the user is warned.
-//   read      A read waits for the confirmation and gets its read; otherwise it joins the shared read, unless it
-//             asks for a fresh one. This is a lookup's rule: never older than this process's last write.
-//   refresh   A resource's Read (a refresh, an import) shares one read of the policy with every other Read of it
-//             while this ParentPolicy lives, which is the fetcher's life: one engine run, the command's (the engine starts a
-//             plugin for each run, a command's preview and its update being two, and each Configure starts a new fetcher). It joins `snapshot`, the read last begun for Reads,
-//             in flight or answered; with none, it begins one. Hence, for every Read:
-//             - never older than the command's start: the snapshot was begun by this fetcher;
-//             - never older than a write of this process: a write that ends (answered or failed) drops the snapshot,
-//               and a Read that comes while a write is in flight waits for it, then, while it is unconfirmed, gets
-//               its confirming read (as `read`); a write answered while a Read waits for the snapshot's answer is
-//               concurrent with that Read, which may take either side of it (an `up --refresh` reads before it writes);
+//             shutdown. The read that shows it becomes the snapshot if no write was sent since. If none shows it
+//             (another writer may have replaced it: the user is warned), or the re-reads fail or are cancelled,
+//             the confirmation gave up: it gives no policy, and the write is unshown until a read shows it.
+//   within    A read shared by several callers runs within the deadline of the one that began it; each caller
+//             keeps its own. When the shared read ran out of time (its retries, a Retry-After or its turn under
+//             the quota reaching past that deadline: errors.ts, OutOfTime), a caller whose own deadline is later
+//             tries again, within its own, as soon as Google lets it (after the Retry-After, at the quota's turn)
+//             if that is before its deadline. Any other failure fails every caller that shared it.
+//   read      A lookup waits for the unconfirmed write's confirmation and gets the read that showed it (or, if it
+//             gave up, reads anew); otherwise it joins the shared read in flight, unless it asks for a fresh one:
+//             never older than this process's last write.
+//   refresh   A resource's Read (a refresh, an import) takes the snapshot while it stands: in flight, or answered
+//             at most SNAPSHOT_MS before the Read came; otherwise it begins one. A Read that comes while a write is
+//             in flight waits for it; while a write is unconfirmed, it gets the read that confirms it, or, if the
+//             confirmation gave up, goes on as if there had been none. An answer that does not show an unshown
+//             write goes to the Reads that joined its read but is no snapshot: the next Read asks again. Hence,
+//             for every Read:
+//             - never older than its engine run's start (the engine starts a plugin for each run, a command's
+//               preview and its update being two, and each Configure starts a new fetcher), nor answered more
+//               than SNAPSHOT_MS before the Read came;
+//             - never older than any write of this process, answered or in flight, nor than a confirmation's last
+//               read that did not show it: it sees that write or asks Google again. A write answered while a Read
+//               waits for the snapshot's answer is concurrent with that Read, which may take either side of it;
 //             - never older than an earlier Read of the same resource: the snapshot is only ever replaced by a read
-//               begun later (a write's confirming read becomes the snapshot, unless another write ended meanwhile);
-//             - a snapshot read that fails fails every Read that joined it (each names its own resource: the resource's
-//               layer says which) and is dropped, so the next Read begins another.
-//             So the Reads of N resources of one policy cost one read per engine run (`pulumi refresh --yes` and
-//             `pulumi up --refresh --yes` make two: their preview's and their update's), with or without the API's quota.
+//               begun later;
+//             - a snapshot read that fails is dropped, and fails each Read that joined it unless `within` lets it
+//               try again (each names its own resource: the resource layer says which).
+//             So the Reads of N resources of one policy cost one read per engine run as long as that run's Reads of
+//             it come within SNAPSHOT_MS of its answer (docs/design/reads.md): `pulumi refresh --yes` and `pulumi up
+//             --refresh --yes` make two (their preview's and their update's), with or without the API's quota.
+//   idle      With nothing waiting or running, no write in flight, unconfirmed or unshown, and no read in flight,
+//             a policy has no work under way: the fetcher forgets it, and its snapshot with it (fetcher.ts,
+//             `forget`: an answered snapshot is kept while it stands, within a budget across policies).
 //   cancel    The engine's Cancel: reads, waits and sleeps (gathering, backoff, confirmation) stop; changes not
 //             yet written fail; a write already sent is let finish, so what it reports is what the policy holds.
 //   shutdown  Reads in flight are dropped, no new write starts, and the writes already sent and their
 //             confirmations are awaited (the fetcher's drain).
 
-import { Code, IamError } from "./errors";
+import { Code, IamError, OutOfTime } from "./errors";
 import { Parent, parentName } from "./names";
 import { Policy } from "./policy";
 import { Backoff, RETRY } from "./retry";
@@ -120,6 +140,8 @@ export interface PolicyApi {
     readonly signals: { reading: AbortSignal; waiting: AbortSignal };
     /** Keeps work a shutdown must wait for (writes sent, confirmations). */
     track(work: Promise<unknown>): void;
+    /** Told when some work of `policy` ended: it may have none under way now (see `idle`). */
+    settled?(policy: ParentPolicy): void;
     warn?(message: string): void;
 }
 
@@ -162,6 +184,8 @@ const BURST_GAP_MS = 2000;
 /** See `confirm`. */
 const CONFIRM_READS = 5;
 const CONFIRM_INTERVAL_MS = 500;
+/** See `refresh`: how long after its answer a snapshot may stand for the policy (docs/design/reads.md says why 10 s). */
+export const SNAPSHOT_MS = 10_000;
 
 /** One caller's change, waiting for (or in) a cycle. */
 interface Pending {
@@ -181,6 +205,23 @@ interface Unconfirmed {
     shows(policy: Policy): boolean;
     /** The confirming reads, once started. */
     confirmation?: Promise<Policy | undefined>;
+}
+
+/** See `refresh`: a read the resources' Reads share, and when it was answered (unset while in flight). */
+interface Snapshot {
+    read: Promise<Policy>;
+    answeredAt?: number;
+    /** The members it holds: what keeping it costs (see `kept`). */
+    members: number;
+}
+
+/** See `refresh`: whether a Read sent at `now` may take `snapshot` (in flight, or answered at most SNAPSHOT_MS ago). */
+export function stands(snapshot: Snapshot, now: number): boolean {
+    return snapshot.answeredAt === undefined || now - snapshot.answeredAt <= SNAPSHOT_MS;
+}
+
+function membersOf(policy: Policy): number {
+    return (policy.bindings ?? []).reduce((n, b) => n + b.members.length, 0);
 }
 
 type Outcome = { policy: Policy } | { error: unknown };
@@ -285,33 +326,71 @@ export class ParentPolicy {
     /** waiting + inBatch as the Paces were last told (see counted). */
     private counting = 0;
     private unconfirmed?: Unconfirmed;
+    /** See `confirm`: what a read must show for the last write, once its confirmation ended without a read showing it. */
+    private unshown?: (policy: Policy) => boolean;
     private shared?: Promise<Policy>;
     /** See `refresh`. */
-    private snapshot?: Promise<Policy>;
-    private writing?: Promise<unknown>;
-    /** Writes ended (answered or failed), so a Read knows whether one ended while it waited. */
-    private writesEnded = 0;
+    private snapshot?: Snapshot;
+    /** The write in flight: settles once its end is applied (see `wrote`). */
+    private writing?: Promise<void>;
 
     constructor(readonly parent: Parent, private readonly api: PolicyApi) {
         this.name = parentName(parent);
     }
 
-    /** Whether nothing is queued, running, unconfirmed or shared: the fetcher may forget this parent. */
+    /**
+     * Whether no work is under way (nothing queued, running, written and unconfirmed or unshown, or read in flight): the
+     * fetcher may forget this parent. An answered snapshot is no work: the fetcher keeps it while it may (see `kept`).
+     */
     get idle(): boolean {
-        return !this.running && this.waiting.length === 0 && !this.unconfirmed && !this.shared && !this.snapshot;
+        return !this.running && this.waiting.length === 0 && !this.writing && !this.unconfirmed && !this.unshown &&
+            !this.shared && (this.snapshot === undefined || this.snapshot.answeredAt !== undefined);
+    }
+
+    /**
+     * See `refresh`: the answered snapshot this policy holds while it may still stand for it, as what it costs to keep
+     * (its members) and until when; a snapshot past that is dropped.
+     */
+    kept(now = Date.now()): { members: number; until: number } | undefined {
+        const s = this.snapshot;
+        if (s?.answeredAt === undefined) return undefined;
+        if (!stands(s, now)) return void (this.snapshot = undefined);
+        return { members: s.members, until: s.answeredAt + SNAPSHOT_MS };
+    }
+
+    /** Tells the fetcher that some work ended. */
+    private settled(): void {
+        this.api.settled?.(this);
+    }
+
+    /** See `within`: `attempt` (which may join a read another caller began) for a caller whose deadline is `deadline`. */
+    private async within(deadline: number, attempt: () => Promise<Policy>): Promise<Policy> {
+        for (;;) {
+            try {
+                return await attempt();
+            } catch (e) {
+                if (!(e instanceof OutOfTime) || e.deadline >= deadline || e.retryAt >= deadline) throw e;
+                if (!await sleep(e.retryAt - Date.now(), this.api.signals.reading)) throw e;
+            }
+        }
     }
 
     // --- read -----------------------------------------------------------------------------------------------
 
     /** The policy now: after the unconfirmed write's confirmation, from a shared read, or (`fresh`) a read that starts now. */
     read(opts: { fresh?: boolean; deadline?: number } = {}): Promise<Policy> {
-        const write = this.unconfirmed;
-        if (write) return this.confirm(write).then((policy) => policy ?? this.read(opts));
         const deadline = opts.deadline ?? Date.now() + this.api.requestTimeoutMs;
-        if (opts.fresh) return this.api.read(this.parent, deadline, this.api.signals.reading);
+        return this.within(deadline, () => this.readOnce(opts.fresh === true, deadline));
+    }
+
+    private readOnce(fresh: boolean, deadline: number): Promise<Policy> {
+        const write = this.unconfirmed;
+        if (write) return this.confirm(write).then((policy) => policy ?? this.readOnce(fresh, deadline));
+        if (fresh) return this.api.read(this.parent, deadline, this.api.signals.reading);
         if (this.shared) return this.shared;
         const read = this.api.read(this.parent, deadline, this.api.signals.reading).finally(() => {
             if (this.shared === read) this.shared = undefined;
+            this.settled();
         });
         this.shared = read;
         return read;
@@ -319,25 +398,48 @@ export class ParentPolicy {
 
     // --- refresh --------------------------------------------------------------------------------------------
 
-    /** The policy for a resource's Read: the command's shared read, unless a write of this process is newer. */
-    async refresh(): Promise<Policy> {
-        while (this.writing) await this.writing;
-        if (this.unconfirmed) {
-            const ended = this.writesEnded;
-            const confirmed = await this.confirm(this.unconfirmed);
-            if (!confirmed) return this.refresh();
-            // Read after the write, after any snapshot begun before it: later Reads share it, unless a write ended since.
-            if (this.writesEnded === ended && !this.writing && !this.unconfirmed) this.snapshot = Promise.resolve(confirmed);
-            return confirmed;
+    /** The policy for a resource's Read: the snapshot while it stands, unless a write of this process is newer. */
+    refresh(): Promise<Policy> {
+        const deadline = Date.now() + this.api.requestTimeoutMs;
+        return this.within(deadline, () => this.refreshOnce(deadline));
+    }
+
+    private async refreshOnce(deadline: number): Promise<Policy> {
+        for (;;) {
+            if (this.writing) {
+                await this.writing;
+                continue;
+            }
+            if (this.unconfirmed) {
+                // The read that shows it (which `confirm` makes the snapshot when it can be one); or, if none did, again.
+                const shown = await this.confirm(this.unconfirmed);
+                if (shown) return shown;
+                continue;
+            }
+            if (this.snapshot && stands(this.snapshot, Date.now())) return this.snapshot.read;
+            return this.snap(this.api.read(this.parent, deadline, this.api.signals.reading));
         }
-        if (!this.snapshot) {
-            const read = this.api.read(this.parent, Date.now() + this.api.requestTimeoutMs, this.api.signals.reading);
-            read.catch(() => {
-                if (this.snapshot === read) this.snapshot = undefined;
-            });
-            this.snapshot = read;
-        }
-        return this.snapshot;
+    }
+
+    /** Makes `read` (`answered`, if it is) the snapshot, and, once answered, keeps it or not (see `refresh`). */
+    private snap(read: Promise<Policy>, answered?: Policy): Promise<Policy> {
+        const snapshot: Snapshot = { read, members: 0 };
+        this.snapshot = snapshot;
+        const settle = (policy?: Policy) => {
+            if (this.snapshot === snapshot) {
+                if (policy && (!this.unshown || this.unshown(policy))) {
+                    this.unshown = undefined;
+                    snapshot.answeredAt = Date.now();
+                    snapshot.members = membersOf(policy);
+                } else {
+                    this.snapshot = undefined;
+                }
+            }
+            this.settled();
+        };
+        if (answered) settle(answered);
+        else read.then(settle, () => settle());
+        return read;
     }
 
     // --- join -----------------------------------------------------------------------------------------------
@@ -452,6 +554,7 @@ export class ParentPolicy {
             this.last = undefined;
             // No more changes for now: the last write is read back (the ones before it were confirmed by the next).
             if (this.unconfirmed) void this.confirm(this.unconfirmed);
+            this.settled();
         }
     }
 
@@ -565,29 +668,25 @@ export class ParentPolicy {
 
     /** Writes `policy` (its etag set); on Google's answer, applies `wrote` and makes this write the unconfirmed one. */
     private async wrote(policy: Policy, mask: string, deadline: number, shows: (p: Policy) => boolean): Promise<Policy> {
-        // A Read waits for the write, and no Read gets a policy read before it (see `refresh`).
         const write = this.api.write(this.parent, policy, mask, deadline);
-        const ended = write.then(() => undefined, () => undefined).finally(() => {
-            this.snapshot = undefined;
-            this.writesEnded++;
+        // Applied in one step (see `wrote`): a Read that waited for the write finds it unconfirmed, never in between.
+        const end = (written?: Policy) => {
             if (this.writing === ended) this.writing = undefined;
-        });
-        this.writing = ended;
-        try {
-            const written = await write;
-            await ended;
+            this.snapshot = undefined;
             this.shared = undefined;
+            if (!written) return void this.confirm(this.unconfirmed);
             // The unconfirmed write as it is now, not as it was when this one was sent: its confirmation may have
             // ended meanwhile, and this write must be read back all the same.
             const replaced = this.unconfirmed;
             const chained = replaced !== undefined && policy.etag !== undefined && policy.etag === replaced.written.etag;
             if (replaced && !chained) void this.confirm(replaced);
+            this.unshown = undefined;
             this.unconfirmed = { written, shows };
-            return written;
-        } catch (e) {
-            void this.confirm(this.unconfirmed);
-            throw e;
-        }
+        };
+        const ended: Promise<void> = write.then(end, () => end());
+        this.writing = ended;
+        await ended;
+        return write;
     }
 
     // --- confirm ------------------------------------------------------------------------------------------------
@@ -601,11 +700,18 @@ export class ParentPolicy {
         const confirmation = (async (): Promise<Policy | undefined> => {
             for (let read = 1; ; read++) {
                 const policy = await this.api.read(this.parent, deadline, signal);
-                if (write.shows(policy)) return policy;
+                if (write.shows(policy)) {
+                    if (this.unconfirmed === write) {
+                        this.unconfirmed = undefined;
+                        // Read after this write, and none sent since: later Reads share it.
+                        if (!this.writing) this.snap(Promise.resolve(policy), policy);
+                    }
+                    return policy;
+                }
                 if (read >= CONFIRM_READS || Date.now() + CONFIRM_INTERVAL_MS >= deadline) {
                     this.api.warn?.(`the policy of ${this.name} was written, but ${read} re-reads since do not show the change: ` +
                         "another writer may have replaced it. Run `pulumi refresh` to see the policy as it is");
-                    return policy;
+                    return undefined;
                 }
                 if (!await sleep(CONFIRM_INTERVAL_MS, signal)) return undefined;
             }
@@ -615,7 +721,12 @@ export class ParentPolicy {
             }
             return undefined;
         }).finally(() => {
-            if (this.unconfirmed === write) this.unconfirmed = undefined;
+            // Ended without a read showing it: until one does, no read that does not is a snapshot (see `refresh`).
+            if (this.unconfirmed === write) {
+                this.unconfirmed = undefined;
+                this.unshown = write.shows;
+            }
+            this.settled();
         });
         write.confirmation = confirmation;
         this.api.track(confirmation);

@@ -4,8 +4,8 @@
 // changes); these pin each transition.
 
 import { expect } from "chai";
-import { Code, IamError } from "../../provider/iam/errors";
-import { Batching, Pace, ParentPolicy, PolicyApi } from "../../provider/iam/parentPolicy";
+import { Code, IamError, OutOfTime } from "../../provider/iam/errors";
+import { Batching, Pace, ParentPolicy, PolicyApi, SNAPSHOT_MS, stands } from "../../provider/iam/parentPolicy";
 import { Policy } from "../../provider/iam/policy";
 
 const ROLE = "roles/servicemanagement.serviceConsumer";
@@ -196,6 +196,65 @@ describe("one policy's life (ParentPolicy)", function () {
         await change;
         // The write's own read-back answered it: no read of the snapshot's own went out after the write.
         expect(api.calls.slice(api.calls.indexOf("write@e0") + 1)).to.deep.equal(["read"]);
+    });
+
+    it("refresh: a snapshot stands while in flight and for SNAPSHOT_MS after its answer; then a Read reads again", () => {
+        const read = Promise.resolve<Policy>({});
+        expect(stands({ read, members: 0 }, 1e12)).to.equal(true);
+        expect(stands({ read, members: 0, answeredAt: 1000 }, 1000 + SNAPSHOT_MS)).to.equal(true);
+        expect(stands({ read, members: 0, answeredAt: 1000 }, 1001 + SNAPSHOT_MS)).to.equal(false);
+    });
+
+    it("refresh: once the Reads are answered the policy has no work under way; its snapshot is kept only while it stands", async () => {
+        api.policy = { etag: "e0", bindings: [{ role: ROLE, members: ["user:a@x.com", "user:b@x.com"] }] };
+        const read = pp.refresh();
+        expect(pp.idle, "a read in flight").to.equal(false);
+        await read;
+        expect(pp.idle).to.equal(true);
+        const kept = pp.kept();
+        expect(kept?.members).to.equal(2);
+        expect(pp.kept(kept!.until + 1), "past its time").to.equal(undefined);
+        await pp.refresh();
+        expect(api.calls, "the snapshot dropped: the next Read reads").to.deep.equal(["read", "read"]);
+    });
+
+    it("refresh: a Read that joined a read out of time (its Retry-After past its deadline) retries when it says, within its own", async () => {
+        api.requestTimeoutMs = 300;
+        const read = api.read.bind(api);
+        const started = Date.now();
+        let retried = 0;
+        Object.assign(api, {
+            read: async () => {
+                if (api.calls.length === 0) {
+                    api.calls.push("read");
+                    await sleep(250);
+                    // The call's next attempt would go after the first Read's deadline.
+                    throw new OutOfTime(new IamError("did not succeed within the request timeout", 503, Code.DEADLINE_EXCEEDED), started + 300, started + 320);
+                }
+                retried = Date.now() - started;
+                return read();
+            },
+        });
+        const first = pp.refresh().then(() => "answered", (e: Error) => e.message);
+        await sleep(100);
+        const late = await pp.refresh(); // its deadline: 400 ms after the start
+        expect(await first).to.contain("did not succeed within the request timeout");
+        expect(late.etag).to.equal("e0");
+        expect(retried, "the retry waited for the time the call gave").to.be.at.least(315).and.below(400);
+        expect(api.calls).to.deep.equal(["read", "read"]);
+    });
+
+    it("refresh: after a confirmation that gave up, a read that does not show the write is no snapshot; one that shows it is", async () => {
+        await pp.change(add("user:a@x.com"), { confirm: has("user:a@x.com") });
+        api.stale = { etag: "e0" }; // IAM's reads lag longer than the confirmation's re-reads
+        const during = await pp.refresh(); // waits for the confirmation, which gives up; then asks again
+        expect(has("user:a@x.com")(during)).to.equal(false);
+        expect(api.warnings.join("\n")).to.contain("do not show the change");
+        const reads = api.calls.length;
+        api.stale = undefined; // propagated
+        expect(has("user:a@x.com")(await pp.refresh()), "the next Read asks again").to.equal(true);
+        await pp.refresh();
+        expect(api.calls.length, "and the read that showed it is shared").to.equal(reads + 1);
     });
 
     it("cancel: changes still gathering fail as cancelled and nothing is written", async () => {

@@ -15,6 +15,7 @@ const PARENT = `services/${SERVICE}`;
 const email = (i: number) => `user:r${String(i).padStart(3, "0")}@example.com`;
 const member = (m: string, service = SERVICE) => ({ serviceName: service, role: ROLE, member: m });
 const id = (m: string, service = SERVICE) => `services/${service} ${ROLE} ${m}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 describe("resource Reads share the command's read of their policy", function () {
     this.timeout(120_000);
@@ -51,6 +52,16 @@ describe("resource Reads share the command's read of their policy", function () 
         expect(reads()).to.equal(2);
     });
 
+    it("a Read sent more than 10 s after the shared read was answered reads again, and sees a change made meanwhile", async function () {
+        this.timeout(30_000);
+        expect(await refresh(email(0))).to.equal(true);
+        stack.emu.setPolicy(PARENT, {}); // removed outside Pulumi, during a long command
+        expect(await refresh(email(1)), "within 10 s of the shared read's answer").to.equal(true);
+        await sleep(10_100);
+        expect(await refresh(email(0)), "10 s after it").to.equal(false);
+        expect(reads()).to.equal(2);
+    });
+
     it("a Read that began after a write of its policy was answered never gets the policy from before it", async () => {
         const m = "user:written@example.com";
         // A Read whose read Google has answered (without m) but whose answer is still on its way...
@@ -82,6 +93,67 @@ describe("resource Reads share the command's read of their policy", function () 
             expect(found, i === 0 ? email(0) : fresh[i - 1]).to.equal(true);
         }
         expect(await refresh(fresh[fresh.length - 1])).to.equal(true);
+    });
+
+    /** Resolves once the emulator has received a `verb` request beyond the first `after`. */
+    const sent = async (verb: string, after = 0) => {
+        while (stack.emu.requests.filter((r) => r.path.endsWith(`:${verb}`)).length <= after) await sleep(5);
+    };
+
+    it("a Read during a write of its policy, and one 3 s after it, find the Member written (IAM's reads lag the write)", async () => {
+        const m = "user:overlapped@example.com";
+        // Reads lag the write by 1.5 s, and Google's answer to it comes 0.8 s after it applied.
+        stack.emu.setBehavior({ propagationMs: 1500 });
+        stack.emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 1, delayMs: 800 } });
+        try {
+            const started = Date.now();
+            const create = stack.plugin.create(MEMBER, member(m), false, "overlapped");
+            await sent("setIamPolicy");
+            // An `up --refresh --run-program`: Reads of the policy while its write is on its way.
+            const during = [refresh(m), refresh(email(0))];
+            await create;
+            expect(await Promise.all(during), "the Reads sent while the write was in flight").to.deep.equal([true, true]);
+            await sleep(3000 - (Date.now() - started));
+            expect(await refresh(m), "the Read 3 s after the write").to.equal(true);
+        } finally {
+            stack.emu.setBehavior({ propagationMs: 0 });
+        }
+    });
+
+    it("after a confirmation that gave up (propagation longer than its re-reads), a Read once the write shows finds the Member", async () => {
+        const m = "user:lagging@example.com";
+        // Longer than the confirmation's re-reads (5, 500 ms apart): it gives up and warns.
+        stack.emu.setBehavior({ propagationMs: 4000 });
+        try {
+            const started = Date.now();
+            await stack.plugin.create(MEMBER, member(m), false, "lagging");
+            // A Read of another Member of the policy while the write is unconfirmed: it waits for the confirmation.
+            expect(await refresh(email(0))).to.equal(true);
+            // Every fresh read shows the write by now.
+            await sleep(6000 - (Date.now() - started));
+            expect(await refresh(m), "the Read 6 s after the write").to.equal(true);
+        } finally {
+            stack.emu.setBehavior({ propagationMs: 0 });
+        }
+    });
+
+    it("Reads that join a shared read failing at its deadline keep their own request timeout, and succeed within it", async () => {
+        await stack.configure({ "cloud:config:requestTimeout": "4s" });
+        stack.emu.resetRequests();
+        // An outage of getIamPolicy that ends as the first Read's read gives up.
+        stack.emu.setFaults({ rate: 1, kinds: ["503"] });
+        try {
+            const first = rpcError(refresh(email(0))).finally(() => stack.emu.setFaults({ rate: 0 }));
+            await sleep(1500);
+            const joined = Date.now();
+            const late = [refresh(email(1)), refresh(email(2))];
+            expect((await first).details).to.contain("did not succeed within the request timeout");
+            expect(await Promise.all(late), "the Reads that joined 1.5 s in").to.deep.equal([true, true]);
+            expect(Date.now() - joined, "within their own 4 s").to.be.below(4000);
+        } finally {
+            stack.emu.setFaults({ rate: 0, kinds: ["429", "503", "reset"] });
+            await stack.configure();
+        }
     });
 
     it("a failed shared read fails every Read that joined it, each naming its own resource; the next Read reads again", async () => {

@@ -344,6 +344,7 @@ export async function notesOfALookup(command: string[], env: NodeJS.ProcessEnv =
 export const SERVICE_FN = "cloud:endpoints/getServiceIamPolicy:getServiceIamPolicy";
 export const CONSUMERS_FN = "cloud:endpoints/getServiceConsumersIamPolicy:getServiceConsumersIamPolicy";
 export const MEMBER = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+export const CONSUMER_MEMBER = "cloud:endpoints/consumersIamMember:ConsumersIamMember";
 export const BINDING = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
 export const POLICY = "cloud:endpoints/serviceIamPolicy:ServiceIamPolicy";
 /** The role the tests grant: the one Service Management consumers are given. */
