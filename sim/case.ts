@@ -148,8 +148,9 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
         for (const f of foreign) if (!stack.iam.has(f)) fail(`a grant no resource declares was removed: ${describePlaced(f)}`);
         if (out.clean && !unprotected) {
             const named = (p: Placed, kind: string) => out.said.some((s) => s.note.kind === kind && s.note.at && placedKey(s.note.at) === placedKey(p));
-            // A grant the stack holds that was in IAM as the command began is removed only by the program's word.
-            for (const m of [...stack.checkpoint.resources.values(), ...stack.checkpoint.condemned]) {
+            // A grant the stack holds that was in IAM as the command began is removed only by the program's word (a
+            // replaced resource awaiting its Delete holds nothing the program keeps).
+            for (const m of stack.checkpoint.resources.values()) {
                 if (inIamBefore.has(placedKey(m.at)) && !stack.iam.has(m.at) && !named(m.at, "removed")) {
                     fail(`${m.name}'s grant ${describePlaced(m.at)} was removed, though the stack still holds it, and nothing said so`);
                 }
