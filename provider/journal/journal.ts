@@ -87,6 +87,8 @@ export class Journal {
     private readonly removedThisRun = new Map<string, Set<string>>();
     /** This process's answered operations' items, delivered once the engine is known to have them. */
     private readonly answeredItems = new Set<string>();
+    /** Other resources' removals of grants an answered operation of this process set again (see removal-held-elsewhere). */
+    private readonly restored = new Set<string>();
     private readonly running = new Set<Promise<unknown>>();
     /** Entries whose write is under way (see `landed`). */
     private readonly writing = new Set<string>();
@@ -394,6 +396,8 @@ export class Journal {
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
             if (inHand?.has(item.key) && this.rules.fires("answer-waits-in-run")) continue;
             const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
+            // A removal of a grant another resource's state holds waits for that resource to put it back (see below).
+            if (!inState && item.sign === "-" && this.heldByAnother(item) && this.rules.fires("removal-held-elsewhere")) continue;
             if (inState === (item.sign === "+") && this.rules.fires("engine-word")) {
                 settle.push(item.key);
                 continue;
@@ -554,7 +558,12 @@ export class Journal {
                 // the same grant declared twice) is held by the stack from now on.
                 if (!drops) {
                     for (const g of claim.grants) {
-                        for (const i of this.known.openOf(claim.parent, grantKey(g))) if (i.sign === "+" && i.entry.urn !== urn) items.push(i.key);
+                        for (const i of this.known.openOf(claim.parent, grantKey(g))) {
+                            if (i.entry.urn === urn) continue;
+                            if (i.sign === "+") items.push(i.key);
+                            // Another resource's removal of a grant this one's operation set: put back once recorded.
+                            else if (!this.stopping && this.rules.fires("removal-held-elsewhere")) this.restored.add(i.key);
+                        }
                     }
                 }
                 // Neither settled nor said by this process: whether the engine records it is the next run's to see.
@@ -605,13 +614,15 @@ export class Journal {
         const mayBePreviewRead = this.previewRun || (this.unknownCommand && !this.sawUpdate);
         const recorded = [...this.answeredItems, ...(mayBePreviewRead && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
             // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
-            .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")));
+            .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")))
+            .concat([...this.restored]);
         if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&
             this.rules.fires("recorded-at-end")) {
             this.append({ op: "settled", items: recorded }, true);
         }
         this.answeredItems.clear();
         this.answeredReads.clear();
+        this.restored.clear();
         await this.report(this.iam, deadline);
     }
 
