@@ -548,9 +548,9 @@ export class Journal {
             // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
             // saved nowhere: it answers nothing the engine keeps.
             const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
-            // What the stack holds is noted whatever becomes of the answer: a grant lost is worse than one left, and a
-            // Delete's grant is gone from IAM whether or not the engine records it.
-            if (!op.preview && !previewRead && !replaced) this.hold(urn, drops ? null : claim ?? null);
+            // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
+            // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
+            if (!op.preview && !previewRead && !replaced && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
             if (!op.preview && claim && !previewRead) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
