@@ -2,7 +2,6 @@
 // recovery the README tells, and the judge of every command (the invariants). A case is data drawn from a seed
 // (`drawCase`), so it can be shrunk by dropping parts of it and replayed exactly.
 
-import { grantKey } from "../provider/iam/grants";
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
 import {
@@ -237,4 +236,3 @@ async function recover(stack: Stack, run: (label: string, c: Command) => Promise
     }
 }
 
-export const grantKeyOf = grantKey;

@@ -209,4 +209,3 @@ export class SimProcess {
     }
 }
 
-export type { Store };

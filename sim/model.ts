@@ -7,7 +7,7 @@ import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
 import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
 import { Diagnostics, Journal, PolicyReader, RunCommand } from "../provider/journal/journal";
-import { RuleName, Rules } from "../provider/journal/rules";
+import { Rules } from "../provider/journal/rules";
 import { runCommandOf } from "../provider/process/command";
 import type { Claim } from "../provider/resources/resource";
 import { SimProcess, World } from "./machine";
@@ -122,7 +122,6 @@ export interface Checkpoint {
     condemned: Member[];
 }
 
-export const cloneCheckpoint = (c: Checkpoint): Checkpoint => ({ resources: new Map(c.resources), pendingCreates: new Map(c.pendingCreates), condemned: [...c.condemned] });
 
 // ---- Commands and faults ----
 
@@ -249,12 +248,11 @@ export class Stack {
     private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
         const address = `${cli}-run${++this.run}`;
         const rc: RunCommand = runCommandOf(argv);
-        const before = cloneCheckpoint(this.checkpoint);
         const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
         let engineGone = false;
         let recordNothing = false;
         let stopStarting = false;
-        const diagnostics = (label: string): Diagnostics => ({
+        const diagnostics: Diagnostics = {
             warn: (message) => {
                 for (const line of message.split("\n")) {
                     const text = line.replace(/^ {2}- /, "");
@@ -263,16 +261,15 @@ export class Stack {
                     if (note.kind === "other" && !/crash journal/.test(text)) continue;
                     outcome.said.push({ note, untrue: this.untrue(note) });
                 }
-                void label;
             },
             debug: () => undefined,
-        });
+        };
         const proc = (name: ProviderName) => {
             let got = procs.get(name);
             if (!got) {
                 const p = this.world.spawn(cli);
                 outcome.plugins++;
-                const j = new Journal(p.host(), diagnostics(name), () => this.iam.reader(), () => rc, this.rules);
+                const j = new Journal(p.host(), diagnostics, () => this.iam.reader(), () => rc, this.rules);
                 j.engine(address);
                 const urn = providerUrn(name, this.version);
                 j.attach(urn);
@@ -414,7 +411,6 @@ export class Stack {
             if (!engineGone && !recordNothing && !preview) this.checkpoint.pendingCreates.forEach((_, urn) => {
                 if (this.checkpoint.resources.has(urn)) this.checkpoint.pendingCreates.delete(urn);
             });
-            void before;
         }
     }
 
@@ -518,4 +514,3 @@ function shuffle<T>(d: Draws, xs: T[]): T[] {
     return out;
 }
 
-export type { RuleName };

@@ -522,7 +522,11 @@ export class Journal {
         this.markRun();
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
         // The Delete of a replaced resource (its URN Checked in this run) carries the old state, not what the stack holds.
-        const replaced = op.kind === "delete" && (this.gather(), this.claims.has(urn));
+        let replaced = false;
+        if (op.kind === "delete") {
+            this.gather();
+            replaced = this.claims.has(urn);
+        }
         if (op.held && !op.preview) this.state(urn, op.held, undefined, replaced);
         if (op.preview) this.sawPreview = true;
         else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;
