@@ -1,6 +1,7 @@
-// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--trial T] [--fault F] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
+// `npm run campaign -- [--seed S] [--trials N] [--seeds K] [--trial T] [--fault F] [--traces DIR] [--keep]`: the randomized fault campaign (tests/e2e/campaign.ts)
 // at length, through the real CLI with the tools built (`npm run tools`). Prints each trial and the totals; the
-// seeds it prints replay it. Exits 1 when any trial broke an invariant.
+// seeds it prints replay it. Exits 1 when any trial broke an invariant. Every trial's engine RPCs are recorded and held
+// to the simulator's engine model; `--traces DIR` keeps each trial's trace there (`npm run sim -- --conform DIR`).
 
 import minimist from "minimist";
 import * as crypto from "crypto";
@@ -9,7 +10,7 @@ import { isFault, trial, TrialResult } from "../tests/e2e/campaign";
 import { PulumiSandbox, toolsMissing } from "../tests/e2e/support";
 
 async function main(): Promise<number> {
-    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds", "trial", "fault"], boolean: ["keep"] });
+    const args = minimist(process.argv.slice(2), { string: ["seed", "trials", "seeds", "trial", "fault", "traces"], boolean: ["keep"] });
     // --fault "kill -9 of the CLI": every trial's fault (the others still drawn from the seed).
     const fault = args.fault;
     if (fault !== undefined && !isFault(fault)) {
@@ -34,7 +35,7 @@ async function main(): Promise<number> {
         for (let s = 0; s < seeds; s++) {
             const seed = first + s;
             process.stdout.write(`seed ${seed}: ${trials} trials (replay: npm run campaign -- --seed ${seed} --trials ${trials})\n`);
-            for (let i = only ?? 0; i < (only === undefined ? trials : only + 1); i++) results.push(await trial({ sb, emu, token, fault, say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
+            for (let i = only ?? 0; i < (only === undefined ? trials : only + 1); i++) results.push(await trial({ sb, emu, token, fault, ...(args.traces ? { traces: String(args.traces) } : {}), say: (l) => process.stdout.write(`  ${l}\n`) }, seed, i));
         }
     } finally {
         await emu.close();
@@ -50,7 +51,7 @@ async function main(): Promise<number> {
     process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted; ${byOperation}): ` +
         `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
         `${count("not converged")} not converged, ${count("the last")} failed recoveries, ${count("false alarm")} false alarms, ` +
-        `${count("a warning survived")} warnings surviving their command, ${count("left after")} left after the notes' commands, ` +
+        `${count("a warning survived")} warnings surviving their command, ${count("the engine model diverges")} traces the engine model diverges from, ${count("left after")} left after the notes' commands, ` +
         `${count("the command a note gives failed")} failed note commands, ${count("a preview failed")} failed previews; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
         `${results.reduce((n, r) => n + r.restores, 0)} checkpoints restored from their .bak; ` +

@@ -46,6 +46,8 @@ export class Draws {
 export const PARENTS: Parent[] = [
     { kind: "service", serviceName: "a.endpoints.sim.cloud.goog" },
     { kind: "consumer", serviceName: "a.endpoints.sim.cloud.goog", consumerProject: "tenant" },
+    // A recorded trace's third parent (the campaign's consumer whose Policy a program owns); drawn cases use two.
+    { kind: "consumer", serviceName: "a.endpoints.sim.cloud.goog", consumerProject: "owned" },
 ];
 
 /** Where a grant lives: its parent's index in PARENTS and the grant. */
@@ -105,6 +107,8 @@ export interface Member {
     at: Placed;
     provider: ProviderName;
     deleteBeforeReplace?: boolean;
+    /** The resource type, where it is not a Member (a recorded trace's Binding or Policy, modelled by its first grant). */
+    type?: string;
 }
 export const claimOf = (m: Member): Claim => ({
     parent: parentName(PARENTS[m.at.parent]),
@@ -181,6 +185,47 @@ export interface Said {
     untrue?: string;
 }
 
+/** Where in an engine run a call falls: each phase's calls start once every call of an earlier one has ended. */
+export type Phase = "refresh" | "import" | "register" | "delete";
+
+/** A call the model's engine sends the plugin (Handshake: a plugin process it starts). */
+export interface SentCall {
+    run: number;
+    method: string;
+    name: string;
+    phase: Phase;
+    preview: boolean;
+}
+
+/** How a recorded call was answered, as the model's engine meets it. */
+export type Answer = "ok" | "failed" | "gone" | "cut";
+
+/**
+ * What the engine leaves open, settled by a recorded trace instead of the draws (`npm run sim -- --conform`): the
+ * order it starts steps in, the plugin's answers, and whether it stopped starting steps.
+ */
+export interface Guide {
+    /** A run of the model begins. */
+    beginRun(preview: boolean): void;
+    order<T>(xs: T[], nameOf: (x: T) => string): T[];
+    /** The recorded Diff's answer for `name` in this run. */
+    diff(name: string): "none" | "update" | "replace" | undefined;
+    /** The recorded answer to the next `method` on `name` in this run; undefined when the run sent no more such calls. */
+    answer(name: string, method: string): Answer | undefined;
+    /** The model sent `method` on `name`: its next one is the run's next such call. */
+    sent(name: string, method: string): void;
+    /** Whether the run stopped starting steps (a step failed, a Ctrl-C, a kill): a step it never sent was not due. */
+    stopped(): boolean;
+}
+
+/** The model's flows, by name: a set of recorded traces is told which of them none exercised. */
+export const TRANSITIONS = [
+    "preview first", "refresh finds it gone", "import", "create", "update", "replace, creating first", "replace, deleting first",
+    "provider changed", "delete what the program dropped", "a condemned resource deleted by a later run", "destroy in parallel",
+    "destroy one by one", "answer never came", "cut off",
+] as const;
+export type Transition = (typeof TRANSITIONS)[number];
+
 /** The world a case runs in. */
 export class Stack {
     readonly iam = new Iam();
@@ -194,8 +239,35 @@ export class Stack {
     /** Every grant the plugin wrote, so a note can be matched to it. */
     readonly known = new Map<string, Placed>();
     readonly log: string[] = [];
+    /** The calls the engine sent, in order (kept only when `trace` is set). */
+    readonly sent: SentCall[] = [];
+    trace = false;
+    /** The model's transitions taken, by name: which of its flows a set of traces exercised. */
+    readonly took = new Map<Transition, number>();
+    guide?: Guide;
     private cli = 0;
     private run = 0;
+
+    private send(method: string, name: string, phase: Phase, preview: boolean): void {
+        // Only a write carries the preview flag; Check, Diff and Read are the same requests in a preview.
+        if (this.trace) this.sent.push({ run: this.run, method, name, phase, preview: preview && ["Create", "Update", "Delete"].includes(method) });
+        this.guide?.sent(name, method);
+    }
+
+    private took1(transition: Transition): void {
+        this.took.set(transition, (this.took.get(transition) ?? 0) + 1);
+    }
+
+    /** `xs` in the order a trace shows, or as they are. */
+    private guided<T extends { name: string }>(xs: T[]): T[] {
+        return this.guide ? this.guide.order(xs, (x) => x.name) : xs;
+    }
+
+    /** The order the engine starts `xs` in: drawn, or as the trace shows. */
+    private order<T extends { name: string }>(xs: T[]): T[] {
+        const drawn = shuffle(this.draws, xs);
+        return this.guide ? this.guide.order(xs, (x) => x.name) : drawn;
+    }
 
     constructor(readonly rules: Rules, readonly draws: Draws, world: World) {
         this.world = world;
@@ -237,6 +309,7 @@ export class Stack {
         const previewsFirst = c.kind !== "preview" && !c.skipPreview && !c.previewOnly;
         const argvKnown = this.commandKnown ? argv : [];
         if (previewsFirst) {
+            this.took1("preview first");
             await this.engineRun(c, cli, argvKnown, true, undefined, outcome);
         }
         if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome);
@@ -247,6 +320,7 @@ export class Stack {
     /** One engine run (a command's preview, or its update): the plugins it starts and the RPCs it sends them. */
     private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
         const address = `${cli}-run${++this.run}`;
+        this.guide?.beginRun(preview);
         const rc: RunCommand = runCommandOf(argv);
         const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
         let engineGone = false;
@@ -269,6 +343,7 @@ export class Stack {
             if (!got) {
                 const p = this.world.spawn(cli);
                 outcome.plugins++;
+                this.send("Handshake", "", "register", preview);
                 const j = new Journal(p.host(), diagnostics, () => this.iam.reader(), () => rc, this.rules);
                 j.engine(address);
                 const urn = providerUrn(name, this.version);
@@ -283,17 +358,29 @@ export class Stack {
         let writes = 0;
 
         /** One resource operation through the journal, as the server runs it. */
-        const op = async (m: Member, kind: "create" | "delete" | "refresh" | "import" | "update", held: Member | undefined): Promise<"ok" | "gone" | "failed"> => {
+        const op = async (m: Member, kind: "create" | "delete" | "refresh" | "import" | "update", held: Member | undefined, phase: Phase): Promise<"ok" | "gone" | "failed"> => {
             const { p, j } = proc(m.provider);
             if (!p.alive || engineGone) return "failed";
             const heldClaim = held ? claimOf(held) : undefined;
+            // A Read carries no preview flag: the engine's refresh and import send the same request in a preview.
+            const read = kind === "refresh" || kind === "import";
+            const method = read ? "Read" : kind === "create" ? "Create" : kind === "update" ? "Update" : "Delete";
+            const told = this.guide?.answer(m.name, method);
+            this.send(method, m.name, phase, preview && !read);
+            if (told === "cut") {
+                // The engine never heard back: it was killed, or it stopped waiting. It records nothing more, and the
+                // trace tells which of the steps it had under way it still sent.
+                recordNothing = true;
+                this.took1("answer never came");
+                return "failed";
+            }
             try {
-                // A Read carries no preview flag: the engine's refresh and import send the same request in a preview.
-                const read = kind === "refresh" || kind === "import";
                 const result = await j.operation({ urn: urnOf(m.name), kind, preview: preview && !read, ...(heldClaim ? { held: heldClaim } : {}) },
                     { iam: () => { throw new Error("the simulated Member reads the model's IAM"); }, warn: () => undefined },
                     async (ctx) => {
                         ctx.named(memberId(m));
+                        if (told === "failed") throw new Error("the recorded call failed");
+                        if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
                         if (read) return this.iam.has(m.at) ? "ok" as const : "gone" as const;
                         if (preview) return "ok" as const;
                         let present = kind !== "delete";
@@ -372,25 +459,45 @@ export class Stack {
         try {
             if (c.kind === "refresh" || (c.refresh && (c.kind === "up" || c.kind === "preview"))) {
                 if (c.clearPendingCreates && !preview) this.checkpoint.pendingCreates.clear();
-                for (const m of [...this.checkpoint.resources.values()]) {
+                // Every resource of the checkpoint is read, the replaced ones awaiting their Delete too (a recorded
+                // trace shows both Reads of a URN that has a condemned old).
+                const condemned = new Set(this.checkpoint.condemned);
+                for (const m of this.guided([...this.checkpoint.resources.values(), ...this.checkpoint.condemned])) {
                     if (!targeted(urnOf(m.name)) || stopStarting || engineGone) continue;
-                    const r = await op(m, "refresh", m);
-                    if (r === "gone") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
+                    if (this.guide?.stopped() && this.guide.answer(m.name, "Read") === undefined) continue;
+                    const r = await op(m, "refresh", m, "refresh");
+                    if (r === "gone") {
+                        this.took1("refresh finds it gone");
+                        record(() => (condemned.has(m) ? (this.checkpoint.condemned = this.checkpoint.condemned.filter((x) => x !== m)) : this.checkpoint.resources.delete(urnOf(m.name))));
+                    }
+                    // Pulumi 3.248's refresh diffs what it read against the resource's inputs (found by a recorded trace).
+                    if (r === "ok" && !engineGone) {
+                        this.send("Diff", m.name, "refresh", preview);
+                        proc(m.provider).j.state(urnOf(m.name), claimOf(m), claimOf(m));
+                    }
                 }
             }
             if (c.kind === "import" && c.importAt && c.importName) {
                 const m: Member = { name: c.importName, at: c.importAt, provider: c.importProvider ?? "default" };
-                proc(m.provider).j.declare(urnOf(m.name), claimOf(m));
-                const r = await op(m, "import", undefined);
-                if (r === "ok") record(() => this.checkpoint.resources.set(urnOf(m.name), m));
+                this.took1("import");
+                // The engine reads the resource first, then checks the inputs it read (as a recorded trace shows).
+                const r = await op(m, "import", undefined, "import");
+                if (r === "ok" && !engineGone) {
+                    this.send("Check", m.name, "import", preview);
+                    proc(m.provider).j.declare(urnOf(m.name), claimOf(m));
+                    record(() => this.checkpoint.resources.set(urnOf(m.name), m));
+                }
             }
             if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone);
+            if (engineGone) this.took1("cut off");
             if (c.kind === "destroy") {
-                const order = shuffle(this.draws, [...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
-                const parallel = this.draws.chance(0.5);
+                const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
+                const parallel = this.draws.chance(0.5) && this.guide === undefined;
+                this.took1(parallel ? "destroy in parallel" : "destroy one by one");
                 const one = async (m: Member) => {
                     if (stopStarting || engineGone || preview) return;
-                    const r = await op(m, "delete", m);
+                    if (this.guide?.stopped() && this.guide.answer(m.name, "Delete") === undefined) return;
+                    const r = await op(m, "delete", m, "delete");
                     if (r === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
                 };
                 if (parallel) await Promise.all(order.map(one));
@@ -415,40 +522,70 @@ export class Stack {
     }
 
     /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
-    private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal }, op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined) => Promise<string>,
+    private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal },
+        op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined, phase: Phase) => Promise<string>,
         record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean): Promise<void> {
         type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };
         const steps: Step[] = [];
         const replaced: Member[] = [];
-        const program = shuffle(this.draws, this.program.filter((m) => targeted(urnOf(m.name))));
+        const program = this.order(this.program.filter((m) => targeted(urnOf(m.name))));
+        /** Whether a guided run stopped before it sent `method` for `name`: the model then does not send it either. */
+        const unsent = (name: string, method: string) => this.guide !== undefined && this.guide.stopped() && this.guide.answer(name, method) === undefined;
         for (const m of program) {
             const urn = urnOf(m.name);
             const { j } = proc(m.provider);
+            if (unsent(m.name, "Check")) continue;
+            this.send("Check", m.name, "register", preview);
             j.declare(urn, claimOf(m));
             const old = this.checkpoint.resources.get(urn);
             if (!old) {
                 steps.push({ kind: "create", m });
                 continue;
             }
+            const told = this.guide?.diff(m.name);
+            this.send("Diff", m.name, "register", preview);
             const { force } = j.state(urn, claimOf(old), claimOf(m));
-            if (placedKey(old.at) !== placedKey(m.at) || old.provider !== m.provider) steps.push({ kind: "replace", m, old });
-            else if (force) steps.push({ kind: "update", m, old });
+            // A Member is replaced when its grant changes. Another provider alone is no replacement: the engine diffs
+            // the resource with the new one and keeps it (as recorded traces show).
+            const replace = told !== undefined && !isMemberLike(m) ? told === "replace" : placedKey(old.at) !== placedKey(m.at);
+            if (old.provider !== m.provider) this.took1("provider changed");
+            if (replace) steps.push({ kind: "replace", m, old });
+            else if (force || told === "update") steps.push({ kind: "update", m, old });
+            else if (old.provider !== m.provider) record(() => this.checkpoint.resources.set(urn, m));
         }
         for (const step of steps) {
             if (halted()) break;
             const urn = urnOf(step.m.name);
             if (step.kind === "create") {
-                if ((await op(step.m, "create", undefined)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+                if (unsent(step.m.name, "Create")) continue;
+                this.took1("create");
+                if ((await op(step.m, "create", undefined, "register")) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
             } else if (step.kind === "update") {
-                if ((await op(step.m, "update", step.old)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+                if (unsent(step.m.name, "Update")) continue;
+                this.took1("update");
+                if ((await op(step.m, "update", step.old, "register")) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
             } else if (step.m.deleteBeforeReplace) {
-                if (preview) continue;
-                if ((await op(step.old!, "delete", step.old)) !== "ok") continue;
+                this.took1("replace, deleting first");
+                // The engine checks the replacement's inputs again, as new (a recorded trace shows the second Check).
+                this.send("Check", step.m.name, "register", preview);
+                proc(step.m.provider).j.declare(urn, claimOf(step.m));
+                if (preview) {
+                    // A preview sends no Delete, but it previews the replacement's Create (as a recorded trace shows).
+                    if (!unsent(step.m.name, "Create")) await op(step.m, "create", undefined, "register");
+                    continue;
+                }
+                if (unsent(step.m.name, "Delete")) continue;
+                if ((await op(step.old!, "delete", step.old, "register")) !== "ok") continue;
                 record(() => this.checkpoint.resources.delete(urn));
                 if (halted()) break;
-                if ((await op(step.m, "create", undefined)) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+                if (unsent(step.m.name, "Create")) continue;
+                if ((await op(step.m, "create", undefined, "register")) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
             } else {
-                if ((await op(step.m, "create", undefined)) !== "ok") continue;
+                this.took1("replace, creating first");
+                this.send("Check", step.m.name, "register", preview);
+                proc(step.m.provider).j.declare(urn, claimOf(step.m));
+                if (unsent(step.m.name, "Create")) continue;
+                if ((await op(step.m, "create", undefined, "register")) !== "ok") continue;
                 record(() => {
                     this.checkpoint.resources.set(urn, step.m);
                     this.checkpoint.condemned.push(step.old!);
@@ -461,15 +598,19 @@ export class Stack {
         if (preview) return;
         // What the program no longer declares is deleted after every Check (a full run), targeted ones only otherwise.
         const declared = new Set(this.program.map((m) => urnOf(m.name)));
-        const doomed = shuffle(this.draws, [...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(urnOf(m.name))));
+        const doomed = this.order([...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(urnOf(m.name))));
         // And so do the replaced resources an earlier run left condemned.
-        for (const old of [...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(urnOf(m.name)))]) {
+        for (const old of this.guided([...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(urnOf(m.name)))])) {
             if (halted()) break;
-            if ((await op(old, "delete", old)) === "ok") record(() => (this.checkpoint.condemned = this.checkpoint.condemned.filter((m) => m !== old)));
+            if (unsent(old.name, "Delete")) continue;
+            if (!replaced.includes(old)) this.took1("a condemned resource deleted by a later run");
+            if ((await op(old, "delete", old, "delete")) === "ok") record(() => (this.checkpoint.condemned = this.checkpoint.condemned.filter((m) => m !== old)));
         }
         for (const m of doomed) {
             if (halted()) break;
-            if ((await op(m, "delete", m)) === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
+            if (unsent(m.name, "Delete")) continue;
+            this.took1("delete what the program dropped");
+            if ((await op(m, "delete", m, "delete")) === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
         }
     }
 
@@ -498,6 +639,9 @@ export interface CommandOutcome {
     /** How many plugin processes the command's runs started. */
     plugins: number;
 }
+
+/** Whether a model resource stands for a Member (a trace's Bindings and Policies are modelled by their first grant). */
+const isMemberLike = (m: Member) => m.type === undefined || /IamMember:/.test(m.type);
 
 function policyOf(grants: Placed[]): Policy {
     const byRole = new Map<string, string[]>();

@@ -4,7 +4,12 @@
 // output. `--case K` replays case K alone (with its transcript); `--off RULE[,RULE]` switches rules off (a rule that
 // matters lets the simulator find a violation).
 
+import * as fs from "fs";
+import * as path from "path";
 import minimist from "minimist";
+import { conform, Conformance } from "./conform";
+import { TRANSITIONS } from "./model";
+import type { Trace } from "./trace";
 import { RULE_NAMES, RuleName, Rules } from "../provider/journal/rules";
 import { Case, drawCase, knownIssue, runCase, Verdict } from "./case";
 
@@ -101,8 +106,28 @@ export async function power(seed: number, cases: number, print: (line: string) =
     return out;
 }
 
+/** Every trace (`*.json`) in `dir`, held to the model: one line per trace, the flows none exercised, then `T traces, D diverging`. */
+export async function conformAll(dir: string, print: (line: string) => void): Promise<Conformance[]> {
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+    const results: Conformance[] = [];
+    for (const f of files) {
+        const r = await conform(JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as Trace);
+        results.push(r);
+        print(`${f}: ${r.commands} commands, ${r.divergence ? `DIVERGES: ${r.divergence}` : "conforms"}`);
+    }
+    const unexercised = TRANSITIONS.filter((t) => !results.some((r) => (r.took.get(t) ?? 0) > 0));
+    print(`model flows no trace exercised: ${unexercised.length ? unexercised.join("; ") : "none"}`);
+    print(`${results.length} traces, ${results.filter((r) => r.divergence).length} diverging`);
+    return results;
+}
+
 async function main(): Promise<void> {
-    const args = minimist(process.argv.slice(2), { string: ["off"], boolean: ["power"], default: { seed: 1, cases: 1000 } });
+    const args = minimist(process.argv.slice(2), { string: ["off", "conform"], boolean: ["power"], default: { seed: 1, cases: 1000 } });
+    if (args.conform !== undefined) {
+        const results = await conformAll(String(args.conform), (l) => console.log(l));
+        process.exitCode = results.length > 0 && results.every((r) => !r.divergence) ? 0 : 1;
+        return;
+    }
     const seed = Number(args.seed);
     const cases = Number(args.cases);
     const off = new Set(String(args.off ?? "").split(",").filter(Boolean) as RuleName[]);

@@ -35,6 +35,8 @@ import type { Emulator } from "../../emulator";
 import { pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
 import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
 import { tarball } from "../../scripts/platforms";
+import { conform } from "../../sim/conform";
+import { traceOf } from "../../sim/trace";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -114,6 +116,8 @@ export interface TrialResult {
     /** Google's answers other than 200 during the struck command, by HTTP status (0: reset, or answer lost). */
     answers: Record<string, number>;
     seconds: number;
+    /** Each command's record of RPCs, where the campaign was asked to keep them. */
+    traces: TracedCommand[];
 }
 
 const pool = Array.from({ length: 24 }, (_, i) => `user:u${i}@example.com`);
@@ -207,6 +211,19 @@ export interface CampaignContext {
     say(line: string): void;
     /** Every trial's fault, instead of a random one (to explore one kind). */
     fault?: Fault;
+    /** A folder for each trial's trace (`<trial>.json`, see sim/trace.ts), as `npm run sim -- --conform` reads them. */
+    traces?: string;
+}
+
+/** One command of a trial, as run: its arguments, the fault that struck it, and where its RPCs were recorded. */
+export interface TracedCommand {
+    args: string[];
+    fault?: Fault;
+    file: string;
+    /** The checkpoint (the file backend's JSON) as the command started. */
+    before?: string;
+    /** How the CLI exited (absent where the campaign struck it). */
+    code?: number;
 }
 
 /** One trial of `seed`: see the top of this file. */
@@ -227,6 +244,22 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     let version: string | undefined;
     const write = (p: Program) => fs.writeFileSync(path.join(dir, "Pulumi.yaml"), yaml.program(label, { resources: yamlOf(ps, p, emu.url, token, version) }));
     let stack = "dev";
+    // Each command's RPCs, recorded by the CLI itself (one JSON line per call, on both sides of the engine).
+    const traced: TracedCommand[] = [];
+    const checkpointFile = () => path.join(sb.dir, "state", ".pulumi", "stacks", label, `${stack}.json`);
+    const checkpointNow = () => (fs.existsSync(checkpointFile()) ? fs.readFileSync(checkpointFile(), "utf8") : undefined);
+    const tracing = (args: string[], fault?: Fault) => {
+        const file = path.join(sb.dir, "rpcs", label, `${String(traced.length + 1).padStart(2, "0")}.jsonl`);
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        sb.env.PULUMI_DEBUG_GRPC = file;
+        // The engine's checkpoint as the command starts (the file backend's own file), so a model can start there.
+        const before = checkpointNow();
+        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}) });
+    };
+    /** The last traced command's exit code. */
+    const endedWith = (code: number | null) => {
+        if (traced.length && code !== null) traced[traced.length - 1].code = code;
+    };
 
     const a = generate(r, "");
     const b = mutate(r, a, "");
@@ -280,9 +313,11 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         version = VERSION;
     }
     write(a);
+    tracing(["up", "--yes", "--skip-preview"]);
     await sb.pulumi(["up", "--yes", "--skip-preview"], dir);
     if (rename === "before the crash") {
         stack = "prod";
+        tracing(["stack", "rename", stack]);
         await sb.pulumi(["stack", "rename", stack], dir);
     }
 
@@ -325,6 +360,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         return written;
     };
     const command = struck === "up" ? ["up"] : struck === "destroy" ? ["destroy"] : ["refresh"];
+    tracing([...command, ...yes], fault);
     const cli = spawn(path.join(sb.bin, "pulumi"), [...command, ...yes, "--non-interactive", "--color", "never"],
         { cwd: dir, env: sb.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
@@ -387,10 +423,15 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     };
     /** `pulumi ARGS`, run again once the checkpoint is restored where the backend could not load it. */
     const loaded = async (args: string[]): Promise<RunResult> => {
+        tracing(args);
         const res = await sb.tryPulumi(args, dir);
+        endedWith(res.code);
         if (!unloadable(res) || restores >= 2) return res;
         restore();
-        return sb.tryPulumi(args, dir);
+        tracing(args);
+        const again = await sb.tryPulumi(args, dir);
+        endedWith(again.code);
+        return again;
     };
     const tryRun = async (args: string[]): Promise<RunResult> => {
         mark(() => `$ pulumi ${args.join(" ")} (${pidsWith(sb.pluginDirOf("")).length} plugins running)`);
@@ -402,6 +443,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         // command again. Counted, so a campaign shows how often Pulumi's own bug struck.
         if (/snapshot integrity error/.test(res.stdout + res.stderr) && repairs < 3) {
             repairs++;
+            tracing(["state", "repair", "--yes"]);
             const repaired = await sb.tryPulumi(["state", "repair", "--yes"], dir);
             said.push(repaired);
             if (repaired.code === 0) return tryRun(args);
@@ -500,7 +542,18 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         for (const g of settled) if (!want.has(g) && !foreign(g)) problems.push(`left after the notes' commands: ${g}`);
         for (const g of want) if (!settled.has(g)) problems.push(`lost after the notes' commands: ${g}`);
     }
-    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, restores, answers, seconds: (Date.now() - started) / 1000 };
+    // The engine model held to what this trial's engine did (sim/conform.ts): a divergence is the model's bug, or the
+    // engine's flow the simulator does not draw.
+    delete sb.env.PULUMI_DEBUG_GRPC;
+    const recorded = traceOf({ label, commands: traced, after: checkpointNow() }, (file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
+    if (ctx.traces) {
+        fs.mkdirSync(ctx.traces, { recursive: true });
+        fs.writeFileSync(path.join(ctx.traces, `${label}.json`), `${JSON.stringify(recorded, null, 1)}\n`);
+    }
+    const conformance = await conform(recorded);
+    if (conformance.divergence) problems.push(`the engine model diverges from the engine: ${conformance.divergence}`);
+    fs.rmSync(path.join(sb.dir, "rpcs", label), { recursive: true, force: true });
+    const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, restores, answers, seconds: (Date.now() - started) / 1000, traces: traced };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +
         `${reverted ? "program reverted" : "program kept"}${operations.length ? `, ${operations.join(", ")}` : ""}: ${problems.length ? `${problems.length} PROBLEMS` : "ok"}, ` +
         `${leftovers.length} left and named${repairs ? `, ${repairs} snapshot${repairs > 1 ? "s" : ""} Pulumi could not read repaired` : ""}` +

@@ -1,0 +1,196 @@
+// The engine model held to the real engine: each recorded trace (trace.ts) is replayed through the model (model.ts),
+// the model's open choices settled by what the trace shows (the order the engine started steps in, the answers it
+// got, whether it stopped), and the calls the model sends compared with the calls the engine sent:
+//   - for each command, the same engine runs (a preview first, or not), each with calls;
+//   - in each run, each resource's calls in the same order (Check, Diff, Create, Update, Delete, Read; preview or not);
+//   - each call of a later phase (a refresh's reads, an import's, the program's steps, the deletes at the end) started
+//     once every call of an earlier phase had ended;
+//   - after a command nothing cut off, the checkpoint the model recorded is the engine's.
+// The first call the model cannot place is the divergence: a model bug until shown otherwise.
+
+import { Rules } from "../provider/journal/rules";
+import { World } from "./machine";
+import { Answer, Checkpoint, Command, Draws, Guide, Member, Placed, Phase, SentCall, Stack, Transition, urnOf } from "./model";
+import type { ParentKind, Trace, TraceCall, TraceCommand, TraceResource, TraceState } from "./trace";
+
+/** The calls about a resource: what the engine model decides. The rest (Handshake, Configure, Cancel …) it does not. */
+const RESOURCE_CALLS = new Set(["Check", "Diff", "Create", "Update", "Delete", "Read"]);
+const PHASES: Phase[] = ["refresh", "import", "register", "delete"];
+const PARENT_INDEX: Record<ParentKind, number> = { service: 0, consumer: 1, policyConsumer: 2 };
+
+const parentKindOf = (name: string): ParentKind => (!name.includes("/consumers/") ? "service" : /\/consumers\/pol-/.test(name) ? "policyConsumer" : "consumer");
+
+/** A trace's resource as the model's: a Binding or a Policy stands as its first grant (the engine's flow is the same). */
+function memberOf(r: TraceResource): Member {
+    const [role, ...member] = (r.grants[0] ?? "roles/none user:none@example.com").split(" ");
+    return {
+        name: r.name,
+        at: { parent: PARENT_INDEX[r.parent], grant: { role, member: member.join(" ") } },
+        provider: r.provider.startsWith("default") ? "default" : "explicit",
+        ...(r.deleteBeforeReplace ? { deleteBeforeReplace: true } : {}),
+        ...(/IamMember:/.test(r.type) ? {} : { type: r.type }),
+    };
+}
+
+function checkpointOf(s: TraceState): Checkpoint {
+    return {
+        resources: new Map(s.resources.map((r) => [urnOf(r.name), memberOf(r)])),
+        pendingCreates: new Map(s.pendingCreates.map((r) => [urnOf(r.name), memberOf(r)])),
+        condemned: s.condemned.map(memberOf),
+    };
+}
+
+/** The command the model runs for the recorded arguments. */
+export function commandOf(args: string[]): Command {
+    const kind = args[0] as Command["kind"];
+    const values = (flag: string) => args.flatMap((a, i) => (a === flag && i + 1 < args.length ? [urnOf(args[i + 1].slice(args[i + 1].lastIndexOf("::") + 2))] : []));
+    const c: Command = { kind };
+    if (args.includes("--skip-preview")) c.skipPreview = true;
+    if (args.includes("--refresh")) c.refresh = true;
+    if (args.includes("--preview-only")) c.previewOnly = true;
+    if (args.includes("--clear-pending-creates")) c.clearPendingCreates = true;
+    if (values("--target").length) c.targets = values("--target");
+    if (values("--exclude").length) c.excludes = values("--exclude");
+    if (kind === "import") {
+        const [, name, id] = args.slice(1).filter((a) => !a.startsWith("--"));
+        const [parent, role, ...member] = id.split(" ");
+        const at: Placed = { parent: PARENT_INDEX[parentKindOf(parent)], grant: { role, member: member.join(" ") } };
+        Object.assign(c, { importName: name, importId: id, importAt: at, importProvider: "default" });
+    }
+    return c;
+}
+
+/** A command's calls, split into the engine's runs: a run ends with its Cancels, the next begins with a Handshake. */
+export function runsOf(calls: TraceCall[]): TraceCall[][] {
+    const runs: TraceCall[][] = [];
+    let current: TraceCall[] = [];
+    let closing = false;
+    for (const c of calls) {
+        if (c.method === "Handshake" && closing) {
+            runs.push(current);
+            current = [];
+            closing = false;
+        }
+        if (c.method === "Cancel") closing = true;
+        current.push(c);
+    }
+    if (current.length) runs.push(current);
+    return runs;
+}
+
+/** The trace's answers, run by run, as the model asks for them. */
+class TraceGuide implements Guide {
+    private run = -1;
+    private calls: TraceCall[] = [];
+    private used = new Set<TraceCall>();
+    constructor(private readonly runs: TraceCall[][], private readonly struck: boolean) {}
+
+    beginRun(): void {
+        this.run++;
+        this.calls = (this.runs[this.run] ?? []).filter((c) => RESOURCE_CALLS.has(c.method));
+        this.used = new Set();
+    }
+    order<T>(xs: T[], nameOf: (x: T) => string): T[] {
+        const first = (x: T) => {
+            const i = this.calls.findIndex((c) => c.name === nameOf(x));
+            return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+        };
+        return [...xs].sort((a, b) => first(a) - first(b));
+    }
+    private next(name: string, method: string): TraceCall | undefined {
+        return this.calls.find((c) => c.name === name && c.method === method && !this.used.has(c));
+    }
+    diff(name: string) {
+        return this.next(name, "Diff")?.diff;
+    }
+    answer(name: string, method: string): Answer | undefined {
+        const c = this.next(name, method);
+        if (!c) return undefined;
+        return c.end === undefined ? "cut" : c.error !== undefined ? "failed" : c.gone ? "gone" : "ok";
+    }
+    sent(name: string, method: string): void {
+        const c = this.next(name, method);
+        if (c) this.used.add(c);
+    }
+    stopped(): boolean {
+        const struckRun = this.struck && this.run >= this.runs.length - 1;
+        return struckRun || this.calls.some((c) => c.end === undefined || c.error !== undefined);
+    }
+}
+
+export interface Conformance {
+    label: string;
+    commands: number;
+    /** The first call (or checkpoint) the model could not place, if any. */
+    divergence?: string;
+    took: Map<Transition, number>;
+}
+
+const describeCall = (c: { method: string; name: string; preview?: boolean }) => `${c.method}${c.preview ? " (preview)" : ""} ${c.name}`;
+
+/** Where the model's calls of one run part from the engine's, or undefined. */
+function compareRun(engine: TraceCall[], model: SentCall[]): string | undefined {
+    const byName = new Map<string, SentCall[]>();
+    for (const m of model) byName.set(m.name, [...(byName.get(m.name) ?? []), m]);
+    const phaseOf = new Map<TraceCall, Phase>();
+    for (const c of engine) {
+        const mine = byName.get(c.name) ?? [];
+        // A refresh reads a URN's live resource and its condemned old at once: their calls may interleave.
+        const k = mine.length && mine[0].phase === "refresh" ? Math.max(0, mine.findIndex((m) => m.phase === "refresh" && m.method === c.method)) : 0;
+        const expected = mine.splice(k, 1)[0];
+        if (!expected) return `the engine sent ${describeCall(c)}; the model sends nothing more for ${c.name}`;
+        if (expected.method !== c.method || expected.preview !== Boolean(c.preview)) {
+            return `the engine sent ${describeCall(c)}; the model sends ${describeCall(expected)} there`;
+        }
+        phaseOf.set(c, expected.phase);
+    }
+    for (const [name, left] of byName) if (left.length) return `the model sends ${describeCall(left[0])}; the engine sent no such call for ${name}`;
+    for (const b of engine) {
+        const early = engine.find((a) => PHASES.indexOf(phaseOf.get(a)!) < PHASES.indexOf(phaseOf.get(b)!) && (a.end === undefined || a.end > b.start));
+        if (early) return `the engine sent ${describeCall(b)} (${phaseOf.get(b)}) before ${describeCall(early)} (${phaseOf.get(early)}) had ended`;
+    }
+    return undefined;
+}
+
+const namesOf = (c: Checkpoint) => ({
+    resources: [...c.resources.values()].map((m) => `${m.name}${m.provider === "explicit" ? " (explicit)" : ""}`).sort().join(", "),
+    condemned: c.condemned.map((m) => m.name).sort().join(", "),
+    pending: [...c.pendingCreates.values()].map((m) => m.name).sort().join(", "),
+});
+
+/** Replays one trace through the model; the first divergence, and the model's flows it took. */
+export async function conform(trace: Trace): Promise<Conformance> {
+    const world = new World();
+    const stack = new Stack(new Rules(), new Draws(0), world);
+    stack.trace = true;
+    const out: Conformance = { label: trace.label, commands: trace.commands.length, took: stack.took };
+    const say = (i: number, cmd: TraceCommand, what: string) => `command ${i + 1} (\`pulumi ${cmd.args.join(" ")}\`${cmd.fault ? `, struck: ${cmd.fault}` : ""}): ${what}`;
+    for (const [i, cmd] of trace.commands.entries()) {
+        // A command the CLI refused before its engine ran (a locked stack) sent nothing, and the model runs nothing.
+        if (cmd.refused) continue;
+        stack.checkpoint = checkpointOf(cmd.before);
+        if (cmd.program.length || cmd.args[0] === "up" || cmd.args[0] === "preview") stack.program = cmd.program.map(memberOf);
+        const runs = runsOf(cmd.calls).filter((r) => r.some((c) => RESOURCE_CALLS.has(c.method)));
+        const cutOff = cmd.fault !== undefined || cmd.calls.some((c) => c.end === undefined);
+        stack.guide = new TraceGuide(runsOf(cmd.calls), cmd.fault !== undefined);
+        stack.sent.length = 0;
+        await stack.command(commandOf(cmd.args));
+        const modelRuns = [...new Set(stack.sent.filter((c) => RESOURCE_CALLS.has(c.method)).map((c) => c.run))];
+        // The model's runs that sent calls, against the engine's (a run that sent nothing about a resource is left out).
+        for (let r = 0; r < Math.max(runs.length, modelRuns.length); r++) {
+            const engine = runs[r];
+            const model = modelRuns[r] === undefined ? [] : stack.sent.filter((c) => c.run === modelRuns[r] && RESOURCE_CALLS.has(c.method));
+            if (!engine) return { ...out, divergence: say(i, cmd, `the model runs the engine ${modelRuns.length} times with calls; the engine ran ${runs.length} (run ${r + 1} of the model sends ${describeCall(model[0])})`) };
+            const diverges = compareRun(engine.filter((c) => RESOURCE_CALLS.has(c.method)), model);
+            if (diverges) return { ...out, divergence: say(i, cmd, `run ${r + 1}: ${diverges}`) };
+        }
+        if (!cutOff) {
+            const next = trace.commands[i + 1]?.before ?? trace.after;
+            const [mine, theirs] = [namesOf(stack.checkpoint), namesOf(checkpointOf(next))];
+            for (const k of ["resources", "condemned", "pending"] as const) {
+                if (mine[k] !== theirs[k]) return { ...out, divergence: say(i, cmd, `the model records ${k} [${mine[k]}]; the engine recorded [${theirs[k]}]`) };
+            }
+        }
+    }
+    return out;
+}

@@ -1,0 +1,199 @@
+// A recorded trace of the real engine: what one campaign trial's commands sent the plugin, as the CLI itself logged it
+// (`PULUMI_DEBUG_GRPC=<file>`: one JSON line as each call starts and one as it ends), reduced to what the engine model
+// decides — which resources, which calls in which order, what each answered — and the engine's checkpoint as each
+// command started. The reduction keeps no request body: no credential, no policy, nothing a person must not see.
+
+/** Where a grant's parent is, as the campaign's programs place them. */
+export type ParentKind = "service" | "consumer" | "policyConsumer";
+
+/** A resource as a program registered it, or as a checkpoint holds it. */
+export interface TraceResource {
+    name: string;
+    type: string;
+    /** The provider's resource name: `default`, `default_8_38_0`, or an explicit provider's name. */
+    provider: string;
+    deleteBeforeReplace?: boolean;
+    parent: ParentKind;
+    /** Each grant it declares or holds, as `role member`. */
+    grants: string[];
+}
+
+/** What the engine's checkpoint held. */
+export interface TraceState {
+    resources: TraceResource[];
+    /** Replaced resources whose Delete is still to come (`delete: true` in the checkpoint). */
+    condemned: TraceResource[];
+    /** Creates the engine began and never saw end. */
+    pendingCreates: TraceResource[];
+}
+
+/** One call from the engine to the plugin, by the index of the log lines where it started and ended. */
+export interface TraceCall {
+    method: string;
+    /** The resource's (or provider's) name; "" for a call about no resource (Handshake, Cancel). */
+    name: string;
+    start: number;
+    /** Absent when the call never ended (the CLI was killed). */
+    end?: number;
+    error?: string;
+    /** A Diff's answer. */
+    diff?: "none" | "update" | "replace";
+    /** A Read whose answer was "not found". */
+    gone?: boolean;
+    /** A Create, Update or Delete sent with `preview: true`. */
+    preview?: boolean;
+}
+
+export interface TraceCommand {
+    /** The command's arguments after `pulumi`, as the user ran them. */
+    args: string[];
+    /** The fault the campaign struck it with. */
+    fault?: string;
+    /** The CLI refused it before its engine ran (it failed, and started no plugin: a locked stack). */
+    refused?: boolean;
+    before: TraceState;
+    /** The resources its program registered (none for a destroy or a refresh). */
+    program: TraceResource[];
+    calls: TraceCall[];
+}
+
+export interface Trace {
+    label: string;
+    commands: TraceCommand[];
+    /** The checkpoint as the trial ended. */
+    after: TraceState;
+}
+
+/** One line of `PULUMI_DEBUG_GRPC`'s log. */
+interface RawLine {
+    method: string;
+    request?: Record<string, unknown>;
+    response?: Record<string, unknown>;
+    errors?: string[];
+    progress?: string;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const nameOfUrn = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+
+function parentOf(props: Record<string, unknown>): ParentKind {
+    const consumer = str(props.consumerProject);
+    return consumer === undefined || consumer === "" ? "service" : consumer.startsWith("pol-") ? "policyConsumer" : "consumer";
+}
+
+function grantsOf(props: Record<string, unknown>): string[] {
+    const role = str(props.role);
+    if (str(props.member) !== undefined) return [`${role ?? ""} ${str(props.member) ?? ""}`];
+    if (Array.isArray(props.members)) return props.members.map((m) => `${role ?? ""} ${String(m)}`);
+    const data = str(props.policyData);
+    if (data !== undefined) {
+        try {
+            const policy = JSON.parse(data) as { bindings?: { role?: string; members?: string[] }[] };
+            return (policy.bindings ?? []).flatMap((b) => (b.members ?? []).map((m) => `${b.role ?? ""} ${m}`));
+        } catch {
+            return [];
+        }
+    }
+    return [];
+}
+
+/** The provider a state's or a registration's `provider` reference names (`urn::id`), or the default one. */
+const providerOf = (ref: unknown) => {
+    const urn = str(ref)?.split("::").slice(0, -1).join("::");
+    return urn ? nameOfUrn(urn) : "default";
+};
+
+interface CheckpointResource {
+    urn: string;
+    type: string;
+    custom?: boolean;
+    provider?: string;
+    delete?: boolean;
+    outputs?: Record<string, unknown>;
+    inputs?: Record<string, unknown>;
+}
+
+/** The file backend's checkpoint (`.pulumi/stacks/<project>/<stack>.json`), reduced. */
+export function stateOf(checkpoint: string | undefined): TraceState {
+    const out: TraceState = { resources: [], condemned: [], pendingCreates: [] };
+    if (!checkpoint) return out;
+    type Latest = { resources?: CheckpointResource[]; pending_operations?: { resource: CheckpointResource; type: string }[] };
+    const latest = (JSON.parse(checkpoint) as { checkpoint?: { latest?: Latest } }).checkpoint?.latest ?? {};
+    const reduce = (r: CheckpointResource): TraceResource => {
+        const props = { ...(r.inputs ?? {}), ...(r.outputs ?? {}) };
+        return { name: nameOfUrn(r.urn), type: r.type, provider: providerOf(r.provider), parent: parentOf(props), grants: grantsOf(props) };
+    };
+    for (const r of latest.resources ?? []) {
+        if (!r.custom || r.type.startsWith("pulumi:providers:")) continue;
+        (r.delete ? out.condemned : out.resources).push(reduce(r));
+    }
+    for (const op of latest.pending_operations ?? []) if (op.type === "creating") out.pendingCreates.push(reduce(op.resource));
+    return out;
+}
+
+/** The calls a trace keeps: about resources, and the plugin processes' start (Handshake) and close (Cancel). */
+const KEPT = new Set(["Handshake", "Cancel", "Check", "Diff", "Create", "Update", "Delete", "Read"]);
+
+/** One command's log, reduced: the program it registered and the calls it sent the plugin. */
+export function callsOf(log: string): { program: TraceResource[]; calls: TraceCall[] } {
+    const program = new Map<string, TraceResource>();
+    const calls: TraceCall[] = [];
+    const open = new Map<string, TraceCall[]>();
+    const lines = log.split("\n").filter((l) => l.trim() !== "");
+    lines.forEach((text, index) => {
+        const line = JSON.parse(text) as RawLine;
+        const req = line.request ?? {};
+        if (line.method === "/pulumirpc.ResourceMonitor/RegisterResource" && line.progress === "request_started") {
+            const type = str(req.type) ?? "";
+            if (req.custom === true && !type.startsWith("pulumi:providers:")) {
+                const props = (req.object ?? {}) as Record<string, unknown>;
+                program.set(str(req.name) ?? "", {
+                    name: str(req.name) ?? "", type, provider: providerOf(req.provider), parent: parentOf(props), grants: grantsOf(props),
+                    ...(req.deleteBeforeReplace === true ? { deleteBeforeReplace: true } : {}),
+                });
+            }
+            return;
+        }
+        const prefix = "/pulumirpc.ResourceProvider/";
+        if (!line.method.startsWith(prefix) || !KEPT.has(line.method.slice(prefix.length))) return;
+        // A call's two lines carry the same request: that pairs them (first started, first ended, among equals).
+        const key = `${line.method} ${JSON.stringify(req)}`;
+        if (line.progress === "request_started") {
+            const call: TraceCall = { method: line.method.slice(prefix.length), name: str(req.urn) ? nameOfUrn(str(req.urn)!) : "", start: index };
+            if (req.preview === true) call.preview = true;
+            calls.push(call);
+            open.set(key, [...(open.get(key) ?? []), call]);
+            return;
+        }
+        const call = open.get(key)?.shift();
+        if (!call) return;
+        call.end = index;
+        if (line.errors?.length) call.error = line.errors[0].replace(/^rpc error: code = \w+ desc = /, "").slice(0, 200);
+        const res = line.response ?? {};
+        if (call.method === "Diff") {
+            const replaces = Array.isArray(res.replaces) && res.replaces.length > 0;
+            call.diff = res.changes === "DIFF_SOME" ? (replaces ? "replace" : "update") : "none";
+        }
+        if (call.method === "Read" && !call.error && !str(res.id)) call.gone = true;
+    });
+    return { program: [...program.values()], calls };
+}
+
+/** The commands that drive the engine (the others — `stack export`, `cancel`, `state repair` — send the plugin nothing). */
+const ENGINE = new Set(["up", "preview", "refresh", "destroy", "import"]);
+
+/**
+ * A trial's trace from what the campaign kept: each command's arguments, fault, checkpoint as it started and log.
+ * `log(file)` reads one command's log (undefined: the command wrote none).
+ */
+export function traceOf(trial: { label: string; commands: { args: string[]; fault?: string; file: string; before?: string; code?: number }[]; after?: string },
+    log: (file: string) => string | undefined): Trace {
+    const commands: TraceCommand[] = [];
+    for (const c of trial.commands) {
+        if (!ENGINE.has(c.args[0])) continue;
+        const { program, calls } = callsOf(log(c.file) ?? "");
+        const refused = c.code !== undefined && c.code !== 0 && calls.length === 0;
+        commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls });
+    }
+    return { label: trial.label, commands, after: stateOf(trial.after) };
+}
