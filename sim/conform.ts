@@ -97,6 +97,10 @@ class TraceGuide implements Guide {
         };
         return [...xs].sort((a, b) => first(a) - first(b));
     }
+    parallel(): boolean {
+        const deletes = this.calls.filter((c) => c.method === "Delete");
+        return deletes.some((a) => deletes.some((b) => a !== b && a.start < b.start && (a.end === undefined || a.end > b.start)));
+    }
     private next(name: string, method: string): TraceCall | undefined {
         return this.calls.find((c) => c.name === name && c.method === method && !this.used.has(c));
     }

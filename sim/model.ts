@@ -208,6 +208,8 @@ export interface Guide {
     /** A run of the model begins. */
     beginRun(preview: boolean): void;
     order<T>(xs: T[], nameOf: (x: T) => string): T[];
+    /** Whether this run's Deletes overlapped. */
+    parallel(): boolean;
     /** The recorded Diff's answer for `name` in this run. */
     diff(name: string): "none" | "update" | "replace" | undefined;
     /** The recorded answer to the next `method` on `name` in this run; undefined when the run sent no more such calls. */
@@ -222,7 +224,7 @@ export interface Guide {
 export const TRANSITIONS = [
     "preview first", "refresh finds it gone", "import", "create", "update", "replace, creating first", "replace, deleting first",
     "provider changed", "delete what the program dropped", "a condemned resource deleted by a later run", "destroy in parallel",
-    "destroy one by one", "answer never came", "cut off",
+    "destroy one by one", "answer never came",
 ] as const;
 export type Transition = (typeof TRANSITIONS)[number];
 
@@ -354,6 +356,8 @@ export class Stack {
             }
             return got;
         };
+        /** What this run's refresh found gone, where the run is a preview (which records nothing). */
+        const goneInRun = new Set<string>();
         const targeted = (urn: string) => (c.targets?.length ? c.targets.includes(urn) : true) && !(c.excludes ?? []).includes(urn);
         let writes = 0;
 
@@ -468,6 +472,9 @@ export class Stack {
                     const r = await op(m, "refresh", m, "refresh");
                     if (r === "gone") {
                         this.took1("refresh finds it gone");
+                        // A preview saves nothing, but the rest of its run goes on from what it read (a recorded
+                        // `preview --refresh` creates a resource its refresh found gone).
+                        if (preview && !condemned.has(m)) goneInRun.add(urnOf(m.name));
                         record(() => (condemned.has(m) ? (this.checkpoint.condemned = this.checkpoint.condemned.filter((x) => x !== m)) : this.checkpoint.resources.delete(urnOf(m.name))));
                     }
                     // Pulumi 3.248's refresh diffs what it read against the resource's inputs (found by a recorded trace).
@@ -488,11 +495,12 @@ export class Stack {
                     record(() => this.checkpoint.resources.set(urnOf(m.name), m));
                 }
             }
-            if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone);
-            if (engineGone) this.took1("cut off");
+            if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone, goneInRun);
+            if (engineGone) this.took1("answer never came");
             if (c.kind === "destroy") {
                 const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
-                const parallel = this.draws.chance(0.5) && this.guide === undefined;
+                const drawn = this.draws.chance(0.5);
+                const parallel = this.guide ? this.guide.parallel() : drawn;
                 this.took1(parallel ? "destroy in parallel" : "destroy one by one");
                 const one = async (m: Member) => {
                     if (stopStarting || engineGone || preview) return;
@@ -524,7 +532,7 @@ export class Stack {
     /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
     private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal },
         op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined, phase: Phase) => Promise<string>,
-        record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean): Promise<void> {
+        record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
         type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };
         const steps: Step[] = [];
         const replaced: Member[] = [];
@@ -535,15 +543,20 @@ export class Stack {
             const urn = urnOf(m.name);
             const { j } = proc(m.provider);
             if (unsent(m.name, "Check")) continue;
+            // A Check or Diff the engine never heard back from (it was killed) leads to nothing more for the resource.
+            const checked = this.guide?.answer(m.name, "Check");
             this.send("Check", m.name, "register", preview);
             j.declare(urn, claimOf(m));
-            const old = this.checkpoint.resources.get(urn);
+            if (checked === "cut") continue;
+            const old = goneInRun.has(urn) ? undefined : this.checkpoint.resources.get(urn);
             if (!old) {
                 steps.push({ kind: "create", m });
                 continue;
             }
             const told = this.guide?.diff(m.name);
+            const diffed = this.guide?.answer(m.name, "Diff");
             this.send("Diff", m.name, "register", preview);
+            if (diffed === "cut") continue;
             const { force } = j.state(urn, claimOf(old), claimOf(m));
             // A Member is replaced when its grant changes. Another provider alone is no replacement: the engine diffs
             // the resource with the new one and keeps it (as recorded traces show).

@@ -90,6 +90,11 @@ export class ClaimIndex {
         return this.byUrn.has(urn);
     }
 
+    /** What `urn` declared in this run, if it was Checked. */
+    get(urn: string): Claim | undefined {
+        return this.byUrn.get(urn);
+    }
+
     set(urn: string, claim: Claim): void {
         const old = this.byUrn.get(urn);
         if (old) this.place(urn, old, false);

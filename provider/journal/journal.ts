@@ -26,7 +26,7 @@ import { token } from "../package/tokens";
 import { Claim, Kept, ResourceContext, shortUrn } from "../resources/resource";
 import { ClaimIndex, conflictOf, covers, Notice } from "./claims";
 import { JournalHost, Peer, Store } from "./host";
-import { closedIn, EARLY_REPORT_MS, endpointOf, Entry, entryOf, IN_FLIGHT_SLACK_MS, Item, Knowledge, Line, providerKey, runOf, setOf, writerOf } from "./knowledge";
+import { closedIn, EARLY_REPORT_MS, endpointOf, Entry, entryOf, identityOf, IN_FLIGHT_SLACK_MS, Item, Knowledge, Line, providerKey, runOf, setOf, writerOf } from "./knowledge";
 import { Rules } from "./rules";
 
 /** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
@@ -273,7 +273,8 @@ export class Journal {
                         if (items.length) this.append({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
                     } else if (l.op === "holds") {
                         // What the stack holds outlives every run: the latest of each resource is carried.
-                        if (this.known.holds.get(l.urn)?.at === l.at) this.append(l);
+                        const identity = l.claim ? identityOf(l.claim) : l.of;
+                        if (identity === undefined || this.known.heldAs(l.urn, identity)?.at === l.at) this.append(l);
                     } else if (sameRun && (l.op === "declare" || l.op === "said")) {
                         this.append(l);
                     }
@@ -361,12 +362,16 @@ export class Journal {
         return undefined;
     }
 
-    /** What the engine's state of `urn` holds now, as this process learnt it: noted where it differs from what is known. */
-    private hold(urn: string, claim: Claim | null): void {
-        const was = this.known.holds.get(urn)?.claim ?? null;
+    /**
+     * What the engine's state of the resource `urn` whose claim was `of` holds now (`claim`; null: the engine dropped
+     * it), as this process learnt it: noted where it differs from what is known.
+     */
+    private hold(urn: string, of: Claim, claim: Claim | null): void {
+        const identity = identityOf(of);
+        const was = this.known.heldAs(urn, identity);
         const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
-        if (this.known.holds.has(urn) && text(was) === text(claim)) return;
-        this.append({ op: "holds", urn, claim, at: this.host.now() });
+        if (was && text(was.claim) === text(claim)) return;
+        this.append({ op: "holds", urn, claim, at: this.host.now(), ...(claim ? {} : { of: identity }) });
     }
 
     /**
@@ -390,7 +395,7 @@ export class Journal {
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
         // word on what the stack holds now.
-        if (held && engineWord && !replaced && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held);
+        if (held && engineWord && !replaced && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
@@ -554,7 +559,12 @@ export class Journal {
             const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
             // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
             // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
-            if (!op.preview && !previewRead && !replaced && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, drops ? null : claim ?? null);
+            // A replaced resource's Delete drops what it held, not what its replacement (of another identity) holds
+            // under the same URN; with `--replace` the two are one identity, and the replacement's hold stays.
+            const of = claim ?? op.held;
+            const replacement = this.claims.get(urn);
+            const ownHold = !replaced || (of !== undefined && replacement !== undefined && identityOf(replacement) !== identityOf(of));
+            if (of && !op.preview && !previewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
             if (!op.preview && claim && !previewRead) {
                 this.gather();
                 const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);

@@ -78,7 +78,7 @@ export type Line =
      * The engine's state of `urn` holds `claim` (null: the engine dropped it), as of `at` (ms since the epoch): what
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
      */
-    | { op: "holds"; urn: string; claim: Claim | null; at: number }
+    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string }
     /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
     | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
@@ -112,9 +112,13 @@ export class Knowledge {
     /** run -> the resources a Delete of that run began on, and those whose Delete failed (they stay in the stack). */
     readonly deleting = new Map<string, Set<string>>();
     readonly failedDeletes = new Map<string, Set<string>>();
-    /** urn -> what the engine's state of it last held, as far as any run of this stack saw (the latest `holds`). */
-    readonly holds = new Map<string, { claim: Claim | null; at: number }>();
-    /** parent name -> grantKey -> the URNs whose latest held claim holds that grant. */
+    /**
+     * holdKey(urn, identity) -> what the engine's state of that resource last held, as far as any run of this stack saw
+     * (the latest `holds`). One URN may name two resources at once: a replaced one awaiting its Delete, and its
+     * replacement; they are told apart by their identity (what their IDs name: see `identityOf`).
+     */
+    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number }>();
+    /** parent name -> grantKey -> the holdKeys whose latest held claim holds that grant. */
     private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
     learn(line: Line, writer: string, run: string | undefined): void {
@@ -169,14 +173,19 @@ export class Knowledge {
                 if (run !== undefined && !line.carried) for (const i of line.items) setOf(this.inHand, run).add(i);
                 return;
             case "holds": {
-                const was = this.holds.get(line.urn);
-                if (was && was.at > line.at) return;
-                if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(line.urn);
-                this.holds.set(line.urn, { claim: line.claim, at: line.at });
-                if (line.claim) {
-                    let grants = this.heldGrants.get(line.claim.parent);
-                    if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
-                    for (const g of line.claim.grants) setOf(grants, grantKey(g)).add(line.urn);
+                // A line of the previous release that drops a resource names no identity: every one of its URN goes.
+                const keys = line.claim ? [holdKey(line.urn, identityOf(line.claim))] : line.of !== undefined ? [holdKey(line.urn, line.of)]
+                    : [...this.holds].filter(([, h]) => h.urn === line.urn).map(([k]) => k);
+                for (const key of keys) {
+                    const was = this.holds.get(key);
+                    if (was && was.at > line.at) continue;
+                    if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(key);
+                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at });
+                    if (line.claim) {
+                        let grants = this.heldGrants.get(line.claim.parent);
+                        if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
+                        for (const g of line.claim.grants) setOf(grants, grantKey(g)).add(key);
+                    }
                 }
                 return;
             }
@@ -190,7 +199,12 @@ export class Knowledge {
 
     /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
     heldBy(parent: string, key: string): Iterable<string> {
-        return this.heldGrants.get(parent)?.get(key) ?? [];
+        return new Set([...(this.heldGrants.get(parent)?.get(key) ?? [])].map((k) => this.holds.get(k)!.urn));
+    }
+
+    /** What the resource `urn` of identity `identity` held when last seen, if any run saw it. */
+    heldAs(urn: string, identity: string): { claim: Claim | null; at: number } | undefined {
+        return this.holds.get(holdKey(urn, identity));
     }
 
     /** The open items of one grant on a parent. */
@@ -206,6 +220,16 @@ export class Knowledge {
         return out;
     }
 }
+/**
+ * What tells two resources of one URN apart (a replaced one and its replacement): what their import IDs name — a
+ * Member's parent and grant, a Binding's parent and role, a Policy's parent. An update never changes it; only a
+ * replacement does (or `--replace`, which keeps it).
+ */
+export function identityOf(c: Claim): string {
+    return `${c.parent}\n${c.scope}\n${c.scope === "member" && c.grants[0] ? grantKey(c.grants[0]) : `${c.role ?? ""}\n${JSON.stringify(c.condition ?? null)}`}`;
+}
+const holdKey = (urn: string, identity: string) => `${urn}\n${identity}`;
+
 export function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
     let s = map.get(key);
     if (!s) map.set(key, (s = new Set()));

@@ -54,6 +54,25 @@ describe("the journal's simulator", function () {
             expect(await violationsOf(c)).to.deep.equal([]);
         });
 
+        // Found by the simulator once the engine model read condemned olds in a refresh, as recorded traces show: the
+        // Read of a replaced Member awaiting its Delete (under its replacement's URN) took the place of what the
+        // replacement held, and a `--target` run's Delete of the replacement's twin removed that grant unsaid.
+        for (const look of [{ kind: "refresh", skipPreview: true } as const, { kind: "preview", refresh: true } as const]) {
+            it(`a Member replaced (create first) whose old's Delete failed, the program put back, \`pulumi ${look.kind} ${look.kind === "refresh" ? "--yes" : "--refresh"}\`, then \`pulumi up --target\` deleting the replacement's twin (command line ${line}): the grant stays`, async () => {
+                const before: Member = { name: "m1", at: { parent: 1, grant: { role: "roles/viewer", member: "user:dee@example.com" } }, provider: "default" };
+                const after: Member[] = [{ ...before, at: grant }, { name: "m2", at: grant, provider: "default" }];
+                const c = base({
+                    commandKnown: known, initial: [before],
+                    // The program put back before the commands that follow: m2 is no longer declared.
+                    steps: [{
+                        program: after, command: { kind: "up", skipPreview: true }, strike: { kind: "unavailable", at: 2 }, revert: true,
+                        then: [look, { kind: "up", skipPreview: true, targets: [urnOf("m2")] }],
+                    }],
+                });
+                expect(await violationsOf(c)).to.deep.equal([]);
+            });
+        }
+
         it(`Ctrl-C once after a Create, the program reverted, \`pulumi up\` with its preview (command line ${line}): no untrue note`, async () => {
             const more: Member = { name: "c", at: { parent: 1, grant: { role: "roles/viewer", member: "user:bob@example.com" } }, provider: "explicit" };
             const c = base({ commandKnown: known, steps: [{ program: [...twins, more], command: { kind: "up", skipPreview: true }, strike: { kind: "ctrl-c", at: 1 }, then: [], revert: true }] });
