@@ -150,6 +150,7 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
             // A grant the stack holds that was in IAM as the command began is removed only by the program's word (a
             // replaced resource awaiting its Delete holds nothing the program keeps).
             for (const m of stack.checkpoint.resources.values()) {
+                if (m.pendingReplacement) continue;
                 if (inIamBefore.has(placedKey(m.at)) && !stack.iam.has(m.at) && !named(m.at, "removed")) {
                     fail(`${m.name}'s grant ${describePlaced(m.at)} was removed, though the stack still holds it, and nothing said so`);
                 }

@@ -28,6 +28,7 @@ function memberOf(r: TraceResource): Member {
         at: { parent: PARENT_INDEX[r.parent], grant: { role, member: member.join(" ") } },
         provider: r.provider.startsWith("default") ? "default" : "explicit",
         ...(r.deleteBeforeReplace ? { deleteBeforeReplace: true } : {}),
+        ...(r.pendingReplacement ? { pendingReplacement: true } : {}),
         ...(/IamMember:/.test(r.type) ? {} : { type: r.type }),
     };
 }
@@ -157,7 +158,7 @@ function compareRun(engine: TraceCall[], model: SentCall[]): string | undefined 
 }
 
 const namesOf = (c: Checkpoint) => ({
-    resources: [...c.resources.values()].map((m) => `${m.name}${m.provider === "explicit" ? " (explicit)" : ""}`).sort().join(", "),
+    resources: [...c.resources.values()].map((m) => `${m.name}${m.provider === "explicit" ? " (explicit)" : ""}${m.pendingReplacement ? " (pending replacement)" : ""}`).sort().join(", "),
     condemned: c.condemned.map((m) => m.name).sort().join(", "),
     pending: [...c.pendingCreates.values()].map((m) => m.name).sort().join(", "),
 });

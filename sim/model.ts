@@ -109,6 +109,11 @@ export interface Member {
     deleteBeforeReplace?: boolean;
     /** The resource type, where it is not a Member (a recorded trace's Binding or Policy, modelled by its first grant). */
     type?: string;
+    /**
+     * In the checkpoint: deleted first for a deleteBeforeReplace replacement whose Create has not been recorded. The
+     * engine keeps it marked (`pendingReplacement`) and no longer reads it (as recorded traces show).
+     */
+    pendingReplacement?: boolean;
 }
 export const claimOf = (m: Member): Claim => ({
     parent: parentName(PARENTS[m.at.parent]),
@@ -297,7 +302,7 @@ export class Stack {
 
     /** Whether any resource the engine's state holds (or is creating) holds `p`. */
     held(p: Placed, c: Checkpoint = this.checkpoint): boolean {
-        for (const m of [...c.resources.values(), ...c.condemned]) if (placedKey(m.at) === placedKey(p)) return true;
+        for (const m of [...c.resources.values(), ...c.condemned]) if (!m.pendingReplacement && placedKey(m.at) === placedKey(p)) return true;
         return false;
     }
 
@@ -467,7 +472,7 @@ export class Stack {
                 // trace shows both Reads of a URN that has a condemned old).
                 const condemned = new Set(this.checkpoint.condemned);
                 for (const m of this.guided([...this.checkpoint.resources.values(), ...this.checkpoint.condemned])) {
-                    if (!targeted(urnOf(m.name)) || stopStarting || engineGone) continue;
+                    if (!targeted(urnOf(m.name)) || stopStarting || engineGone || m.pendingReplacement) continue;
                     if (this.guide?.stopped() && this.guide.answer(m.name, "Read") === undefined) continue;
                     const r = await op(m, "refresh", m, "refresh");
                     if (r === "gone") {
@@ -549,7 +554,7 @@ export class Stack {
             j.declare(urn, claimOf(m));
             if (checked === "cut") continue;
             const old = goneInRun.has(urn) ? undefined : this.checkpoint.resources.get(urn);
-            if (!old) {
+            if (!old || old.pendingReplacement) {
                 steps.push({ kind: "create", m });
                 continue;
             }
@@ -589,7 +594,7 @@ export class Stack {
                 }
                 if (unsent(step.m.name, "Delete")) continue;
                 if ((await op(step.old!, "delete", step.old, "register")) !== "ok") continue;
-                record(() => this.checkpoint.resources.delete(urn));
+                record(() => this.checkpoint.resources.set(urn, { ...step.old!, pendingReplacement: true }));
                 if (halted()) break;
                 if (unsent(step.m.name, "Create")) continue;
                 if ((await op(step.m, "create", undefined, "register")) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));

@@ -13,6 +13,8 @@ export interface TraceResource {
     /** The provider's resource name: `default`, `default_8_38_0`, or an explicit provider's name. */
     provider: string;
     deleteBeforeReplace?: boolean;
+    /** In a checkpoint: deleted first for its replacement, whose Create is not recorded yet. */
+    pendingReplacement?: boolean;
     parent: ParentKind;
     /** Each grant it declares or holds, as `role member`. */
     grants: string[];
@@ -49,7 +51,7 @@ export interface TraceCommand {
     args: string[];
     /** The fault the campaign struck it with. */
     fault?: string;
-    /** The CLI refused it before its engine ran (it failed, and started no plugin: a locked stack). */
+    /** The CLI refused it before its engine sent a resource anything (it failed: a locked stack, an unreadable snapshot). */
     refused?: boolean;
     before: TraceState;
     /** The resources its program registered (none for a destroy or a refresh). */
@@ -109,6 +111,7 @@ interface CheckpointResource {
     custom?: boolean;
     provider?: string;
     delete?: boolean;
+    pendingReplacement?: boolean;
     outputs?: Record<string, unknown>;
     inputs?: Record<string, unknown>;
 }
@@ -121,7 +124,7 @@ export function stateOf(checkpoint: string | undefined): TraceState {
     const latest = (JSON.parse(checkpoint) as { checkpoint?: { latest?: Latest } }).checkpoint?.latest ?? {};
     const reduce = (r: CheckpointResource): TraceResource => {
         const props = { ...(r.inputs ?? {}), ...(r.outputs ?? {}) };
-        return { name: nameOfUrn(r.urn), type: r.type, provider: providerOf(r.provider), parent: parentOf(props), grants: grantsOf(props) };
+        return { name: nameOfUrn(r.urn), type: r.type, provider: providerOf(r.provider), parent: parentOf(props), grants: grantsOf(props), ...(r.pendingReplacement ? { pendingReplacement: true } : {}) };
     };
     for (const r of latest.resources ?? []) {
         if (!r.custom || r.type.startsWith("pulumi:providers:")) continue;
@@ -192,7 +195,7 @@ export function traceOf(trial: { label: string; commands: { args: string[]; faul
     for (const c of trial.commands) {
         if (!ENGINE.has(c.args[0])) continue;
         const { program, calls } = callsOf(log(c.file) ?? "");
-        const refused = c.code !== undefined && c.code !== 0 && calls.length === 0;
+        const refused = c.code !== undefined && c.code !== 0 && !calls.some((x) => x.method !== "Handshake" && x.method !== "Cancel");
         commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls });
     }
     return { label: trial.label, commands, after: stateOf(trial.after) };
