@@ -227,8 +227,9 @@ export interface Guide {
 
 /** The model's flows, by name: a set of recorded traces is told which of them none exercised. */
 export const TRANSITIONS = [
-    "preview first", "refresh finds it gone", "import", "import of what the stack holds", "create", "update", "replace, creating first", "replace, deleting first",
-    "provider changed", "delete what the program dropped", "a condemned resource deleted by a later run", "destroy in parallel",
+    "preview first", "refresh finds it gone", "import", "import of what the stack holds", "create", "update",
+    "replace, creating first", "replace, deleting first", "replacement created after its old was deleted", "provider changed",
+    "delete what the program dropped", "a condemned resource deleted by a later run", "destroy in parallel",
     "destroy one by one", "answer never came",
 ] as const;
 export type Transition = (typeof TRANSITIONS)[number];
@@ -561,7 +562,18 @@ export class Stack {
             j.declare(urn, claimOf(m));
             if (checked === "cut") continue;
             const old = goneInRun.has(urn) ? undefined : this.checkpoint.resources.get(urn);
-            if (!old || old.pendingReplacement) {
+            if (!old) {
+                steps.push({ kind: "create", m });
+                continue;
+            }
+            if (old.pendingReplacement) {
+                // Deleted already for its replacement: the engine diffs it, checks the inputs again as new and creates
+                // the replacement (as a recorded trace shows).
+                this.send("Diff", m.name, "register", preview);
+                j.state(urn, claimOf(old), claimOf(m));
+                this.send("Check", m.name, "register", preview);
+                j.declare(urn, claimOf(m));
+                this.took1("replacement created after its old was deleted");
                 steps.push({ kind: "create", m });
                 continue;
             }
