@@ -200,3 +200,8 @@ export function traceOf(trial: { label: string; commands: { args: string[]; faul
     }
     return { label: trial.label, commands, after: stateOf(trial.after) };
 }
+
+/** A trace as its file holds it: one line per command, so that a change to one reads as a change to its line. */
+export function formatTrace(t: Trace): string {
+    return `{"label":${JSON.stringify(t.label)},"after":${JSON.stringify(t.after)},"commands":[\n${t.commands.map((c) => JSON.stringify(c)).join(",\n")}\n]}\n`;
+}

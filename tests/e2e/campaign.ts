@@ -36,7 +36,7 @@ import { pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } f
 import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
 import { tarball } from "../../scripts/platforms";
 import { conform } from "../../sim/conform";
-import { traceOf } from "../../sim/trace";
+import { formatTrace, traceOf } from "../../sim/trace";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -548,7 +548,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const recorded = traceOf({ label, commands: traced, after: checkpointNow() }, (file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
     if (ctx.traces) {
         fs.mkdirSync(ctx.traces, { recursive: true });
-        fs.writeFileSync(path.join(ctx.traces, `${label}.json`), `${JSON.stringify(recorded, null, 1)}\n`);
+        fs.writeFileSync(path.join(ctx.traces, `${label}.json`), formatTrace(recorded));
     }
     const conformance = await conform(recorded);
     if (conformance.divergence) problems.push(`the engine model diverges from the engine: ${conformance.divergence}`);
