@@ -536,9 +536,8 @@ export class Stack {
                     this.world.kill(p);
                 }
             }
-            if (!engineGone && !recordNothing && !preview) this.checkpoint.pendingCreates.forEach((_, urn) => {
-                if (this.checkpoint.resources.has(urn)) this.checkpoint.pendingCreates.delete(urn);
-            });
+            // A pending create stays in the checkpoint until `refresh --clear-pending-creates` (or an import of it),
+            // even once a later run has created the resource (as a recorded trace shows).
         }
     }
 
