@@ -17,6 +17,8 @@ export interface Step {
     then: Command[];
     /** The user puts the program back as it was before this step, before recovering. */
     revert: boolean;
+    /** A `pulumi preview` runs beside the command, at its `beside`-th write (applied, not yet answered). */
+    beside?: number;
 }
 
 export interface Case {
@@ -84,7 +86,9 @@ export function drawCase(seed: number): Case {
         const command = drawCommand(d, next, program.map((m) => m.name));
         const strike = d.chance(0.8) ? { kind: d.pick(STRIKES), at: 1 + d.int(3) } : undefined;
         const then = Array.from({ length: d.int(3) }, () => drawSide(d, next));
-        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert: d.chance(0.4) });
+        const revert = d.chance(0.4);
+        const beside = d.chance(0.15) ? 1 + d.int(3) : undefined;
+        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert, ...(beside ? { beside } : {}) });
         program = next;
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
@@ -175,7 +179,9 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
     for (const [i, step] of c.steps.entries()) {
         const before = stack.program;
         stack.program = step.program;
+        stack.besideAt = step.beside;
         const out = await run(`step ${i + 1}`, step.command, step.strike);
+        stack.besideAt = undefined;
         lastNotes = out.said;
         const told = [...out.said];
         if (step.revert) stack.program = before;

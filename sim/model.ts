@@ -196,6 +196,12 @@ export class Stack {
     readonly log: string[] = [];
     private cli = 0;
     private run = 0;
+    /** The write (of the next command's recording run) at which a `pulumi preview` runs beside it (see previewBeside). */
+    besideAt?: number;
+    /** Writes applied whose operation is still under way in a live process (`urn|placedKey`): no operation stopped. */
+    private readonly underway = new Set<string>();
+    /** Where each process's Diff warnings go (the server warns each reason the journal gives on the resource). */
+    private readonly diffSinks = new WeakMap<Journal, (urn: string, why: string) => void>();
 
     constructor(readonly rules: Rules, readonly draws: Draws, world: World) {
         this.world = world;
@@ -249,6 +255,14 @@ export class Stack {
         const address = `${cli}-run${++this.run}`;
         const rc: RunCommand = runCommandOf(argv);
         const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
+        // An open item is said once per run: a second saying of it in the same run is noise.
+        const saidOnce = new Set<string>();
+        const saidInRun = (n: Note) => {
+            if (n.kind !== "unrecorded" && n.kind !== "removed") return undefined;
+            const again = saidOnce.has(n.text);
+            saidOnce.add(n.text);
+            return again ? `said a second time in one run: ${n.text}` : undefined;
+        };
         let engineGone = false;
         let recordNothing = false;
         let stopStarting = false;
@@ -259,7 +273,7 @@ export class Stack {
                     if (text.startsWith("what earlier runs")) continue;
                     const note = this.parse(text);
                     if (note.kind === "other" && !/crash journal/.test(text)) continue;
-                    outcome.said.push({ note, untrue: this.untrue(note) });
+                    outcome.said.push({ note, untrue: this.untrue(note) ?? saidInRun(note) });
                 }
             },
             debug: () => undefined,
@@ -270,6 +284,7 @@ export class Stack {
                 const p = this.world.spawn(cli);
                 outcome.plugins++;
                 const j = new Journal(p.host(), diagnostics, () => this.iam.reader(), () => rc, this.rules);
+                this.diffSinks.set(j, (urn, why) => outcome.said.push({ note: { text: why, kind: "other", unchecked: false }, untrue: this.untrueDiff(urn, why) }));
                 j.engine(address);
                 const urn = providerUrn(name, this.version);
                 j.attach(urn);
@@ -320,6 +335,7 @@ export class Stack {
                         }
                         this.iam.set(m.at, present);
                         present = true;
+                        if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), m.at, outcome);
                         if (strike?.at === n) {
                             this.log.push(`  ! ${strike.kind} after ${kind} of ${m.name} was applied`);
                             outcome.struck = strike.kind !== "lost-answer";
@@ -430,7 +446,8 @@ export class Stack {
                 steps.push({ kind: "create", m });
                 continue;
             }
-            const { force } = j.state(urn, claimOf(old), claimOf(m));
+            const { force, tell } = j.state(urn, claimOf(old), claimOf(m));
+            for (const why of tell) this.diffSinks.get(j)?.(urn, why);
             if (placedKey(old.at) !== placedKey(m.at) || old.provider !== m.provider) steps.push({ kind: "replace", m, old });
             else if (force) steps.push({ kind: "update", m, old });
         }
@@ -471,6 +488,50 @@ export class Stack {
             if (halted()) break;
             if ((await op(m, "delete", m)) === "ok") record(() => this.checkpoint.resources.delete(urnOf(m.name)));
         }
+    }
+
+    /**
+     * A `pulumi preview` in another terminal while this command's write to `at` for `urn` is applied and its
+     * operation not yet answered: its plugins start, read the folder and send their Checks and Diffs while the
+     * writer is alive and mid-write (the preview takes no lock on the stack; it reads the state as it begins).
+     */
+    private async previewBeside(urn: string, at: Placed, outcome: CommandOutcome): Promise<void> {
+        this.besideAt = undefined;
+        const key = `${urn}|${placedKey(at)}`;
+        this.underway.add(key);
+        const cmd: Command = { kind: "preview" };
+        this.log.push(`  $ ${argvOf(cmd).join(" ")}   [beside, while ${nameOf(urn)}'s write is under way]`);
+        const side: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
+        try {
+            await this.engineRun(cmd, `cli${++this.cli}`, this.commandKnown ? argvOf(cmd) : [], true, undefined, side);
+        } finally {
+            this.underway.delete(key);
+        }
+        for (const s of side.said) this.log.push(`    ${s.untrue ? "UNTRUE " : ""}said beside: ${s.note.text.slice(0, 400)}`);
+        outcome.said.push(...side.said);
+    }
+
+    /**
+     * Whether a Diff's reason for an update of `urn` is untrue as it is said: that an operation stopped before Pulumi
+     * recorded its write, where the operation is still under way, or where the engine's state of `urn` is already as
+     * that write left it (Pulumi recorded it: there is nothing for the update to record or put back).
+     */
+    private untrueDiff(urn: string, why: string): string | undefined {
+        const stopped = / by an operation that stopped before Pulumi recorded it; /.test(why);
+        if (!stopped) return undefined;
+        for (const p of this.known.values()) {
+            const [grant, parent] = [describeGrant(p.grant), parentName(PARENTS[p.parent])];
+            const added = why.startsWith(`${grant} was written to ${parent} `);
+            if (!added && !why.startsWith(`${grant} was removed from ${parent} `)) continue;
+            const at = `Diff of ${nameOf(urn)}: "${why}"`;
+            if (this.underway.has(`${urn}|${placedKey(p)}`)) return `${at}: that write's operation is still under way`;
+            const held = this.checkpoint.resources.get(urn);
+            const holds = held !== undefined && placedKey(held.at) === placedKey(p);
+            if (added && holds) return `${at}: the engine's state of ${nameOf(urn)} holds that grant (Pulumi recorded it)`;
+            if (!added && !holds) return `${at}: the engine's state of ${nameOf(urn)} does not hold that grant (Pulumi recorded its removal)`;
+            return undefined;
+        }
+        return `names a grant the plugin never wrote: ${why}`;
     }
 
     /** Whether a note is untrue as it is said (undefined: true, or a note that says it may be). */
