@@ -616,6 +616,8 @@ export class Journal {
         // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's, unless the
         // process was sent what no preview sends (a Delete, an unflagged Create or Update).
         const mayBePreviewRead = this.previewRun || (this.unknownCommand && !this.sawUpdate);
+        // What the run's other processes did (a Delete of the other resource that held a removed grant) decides too.
+        this.gather();
         const recorded = [...this.answeredItems, ...(mayBePreviewRead && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
             // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
             .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")))

@@ -42,6 +42,12 @@ describe("the journal's simulator", function () {
         expect(a.cases).to.equal(300);
     });
 
+    it("twins through two providers, Ctrl-C twice after a `destroy` removed one's grant, `pulumi up` of it alone: the update that puts it back settles it", async () => {
+        const pair: Member[] = [{ name: "a", at: grant, provider: "explicit" }, { name: "b", at: grant, provider: "default" }];
+        const c = base({ commandKnown: true, initial: pair, steps: [{ program: [pair[0]], command: { kind: "destroy", skipPreview: true }, strike: { kind: "ctrl-c-twice", at: 1 }, then: [], revert: false }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
+
     for (const known of [true, false]) {
         const line = known ? "known" : "unknown";
         it(`two Members of one grant, \`pulumi destroy --target\` of one (command line ${line}): the other's grant stays`, async () => {
