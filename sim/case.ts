@@ -29,6 +29,8 @@ export interface Case {
     steps: Step[];
     storage: { unusable?: boolean; fullAfter?: number };
     upgrade: boolean;
+    /** `pulumi stack rename` after the setup: the journal's folder starts empty (what the stack holds unknown to it). */
+    renamed?: boolean;
 }
 
 const ROLES = ["roles/servicemanagement.serviceConsumer", "roles/viewer"];
@@ -96,6 +98,7 @@ export function drawCase(seed: number): Case {
         seed, commandKnown: d.chance(0.5), foreign, initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},
         upgrade: d.chance(0.2),
+        ...(d.chance(0.1) ? { renamed: true } : {}),
     };
 }
 
@@ -112,6 +115,10 @@ export function knownIssue(c: Case): string | undefined {
     // `pulumi import --preview-only` where the command line is unknown is taken for an import: what its Read found is
     // kept as what the stack holds, and a later Delete may leave a grant to the resource it never made (its warning names it).
     if (!c.commandKnown && c.steps.some((s) => s.then.some((t) => t.kind === "import" && t.previewOnly))) return "preview-import-with-command-line-unknown";
+    // A new folder (`pulumi stack rename`; so is another machine's) knows nothing of what the stack holds: a Delete of a
+    // run that leaves resources alone (--target, --exclude) removes a grant a resource it does not send still holds.
+    const all = c.steps.flatMap((s) => [s.command, ...s.then]);
+    if (c.renamed && all.some((k) => k.targets?.length || k.excludes?.length)) return "new-folder-knows-no-holder";
     return undefined;
 }
 
@@ -175,6 +182,10 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
     stack.program = c.initial;
     await run("setup", { kind: "up", skipPreview: true });
     if (c.upgrade) stack.version = "8.39.0";
+    if (c.renamed) {
+        stack.log.push("$ pulumi stack rename   [the journal's folder is a new one]");
+        stack.world.rename();
+    }
     let lastNotes: CommandOutcome["said"] = [];
     for (const [i, step] of c.steps.entries()) {
         const before = stack.program;

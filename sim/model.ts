@@ -450,6 +450,13 @@ export class Stack {
             for (const why of tell) this.diffSinks.get(j)?.(urn, why);
             if (placedKey(old.at) !== placedKey(m.at) || old.provider !== m.provider) steps.push({ kind: "replace", m, old });
             else if (force) steps.push({ kind: "update", m, old });
+            // The engine runs a deleteBeforeReplace replacement as its resource registers: drawn, before the program's
+            // later resources are Checked (the Node SDK registers them as the program runs), or after every Check.
+            const last = steps[steps.length - 1];
+            if (last?.m === m && last.kind === "replace" && m.deleteBeforeReplace && !preview && !halted() && this.draws.chance(0.5)) {
+                steps.pop();
+                await this.replaceDeleteFirst(m, last.old!, op, record, halted);
+            }
         }
         for (const step of steps) {
             if (halted()) break;
@@ -532,6 +539,17 @@ export class Stack {
             return undefined;
         }
         return `names a grant the plugin never wrote: ${why}`;
+    }
+
+    /** A deleteBeforeReplace replacement run as its resource registers: the old resource's Delete, then the Create. */
+    private async replaceDeleteFirst(m: Member, old: Member, op: (m: Member, kind: "create" | "delete", held: Member | undefined) => Promise<string>,
+        record: (f: () => void) => void, halted: () => boolean): Promise<void> {
+        const urn = urnOf(m.name);
+        this.log.push(`  (${m.name} is replaced as it registers, before the later Checks)`);
+        if ((await op(old, "delete", old)) !== "ok") return;
+        record(() => this.checkpoint.resources.delete(urn));
+        if (halted()) return;
+        if ((await op(m, "create", undefined)) === "ok") record(() => this.checkpoint.resources.set(urn, m));
     }
 
     /** Whether a note is untrue as it is said (undefined: true, or a note that says it may be). */

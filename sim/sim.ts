@@ -22,6 +22,7 @@ async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v
         ...x.steps.flatMap((s, i) => (s.beside ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, beside: undefined } : y)) }] : [])),
         ...x.foreign.map((_, i) => ({ ...x, foreign: x.foreign.filter((__, k) => k !== i) })),
         ...(x.upgrade ? [{ ...x, upgrade: false }] : []),
+        ...(x.renamed ? [{ ...x, renamed: false }] : []),
     ];
     for (let progress = true; progress;) {
         progress = false;
