@@ -115,10 +115,13 @@ export function knownIssue(c: Case): string | undefined {
     // `pulumi import --preview-only` where the command line is unknown is taken for an import: what its Read found is
     // kept as what the stack holds, and a later Delete may leave a grant to the resource it never made (its warning names it).
     if (!c.commandKnown && c.steps.some((s) => s.then.some((t) => t.kind === "import" && t.previewOnly))) return "preview-import-with-command-line-unknown";
-    // A new folder (`pulumi stack rename`; so is another machine's) knows nothing of what the stack holds: a Delete of a
-    // run that leaves resources alone (--target, --exclude) removes a grant a resource it does not send still holds.
+    // A new folder (`pulumi stack rename`; so is another machine's) knows nothing of what the stack holds: a Delete of
+    // one of two resources of one grant removes it while the other, not Checked in its run (--target, --exclude, a
+    // destroy cut off before it), stays in the stack holding it.
     const all = c.steps.flatMap((s) => [s.command, ...s.then]);
-    if (c.renamed && all.some((k) => k.targets?.length || k.excludes?.length)) return "new-folder-knows-no-holder";
+    const members = [...c.initial, ...c.steps.flatMap((s) => s.program)];
+    const twins = members.some((a) => members.some((b) => a.name !== b.name && placedKey(a.at) === placedKey(b.at)));
+    if (c.renamed && (twins || all.some((k) => k.targets?.length || k.excludes?.length))) return "new-folder-knows-no-holder";
     return undefined;
 }
 
