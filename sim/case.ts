@@ -19,6 +19,8 @@ export interface Step {
     revert: boolean;
     /** A `pulumi preview` runs beside the command, at its `beside`-th write (applied, not yet answered). */
     beside?: number;
+    /** Minutes pass before the command: another process's write is long over (see IN_FLIGHT_SLACK_MS). */
+    later?: boolean;
 }
 
 export interface Case {
@@ -90,7 +92,8 @@ export function drawCase(seed: number): Case {
         const then = Array.from({ length: d.int(3) }, () => drawSide(d, next));
         const revert = d.chance(0.4);
         const beside = d.chance(0.15) ? 1 + d.int(3) : undefined;
-        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert, ...(beside ? { beside } : {}) });
+        const later = d.chance(0.5);
+        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert, ...(beside ? { beside } : {}), ...(later ? { later } : {}) });
         program = next;
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
@@ -193,6 +196,10 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
     for (const [i, step] of c.steps.entries()) {
         const before = stack.program;
         stack.program = step.program;
+        if (step.later) {
+            stack.world.now += 10 * 60_000;
+            stack.log.push("  (ten minutes later)");
+        }
         stack.besideAt = step.beside;
         const out = await run(`step ${i + 1}`, step.command, step.strike);
         stack.besideAt = undefined;
