@@ -3,6 +3,7 @@
 // resource as the plugin implements it (a write journaled before it is sent, a Delete that leaves what the rest of
 // the stack declares). The journal under test is the real one (provider/journal/), on the hosts of machine.ts.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
 import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
@@ -185,7 +186,15 @@ export interface Said {
 export class Stack {
     readonly iam = new Iam();
     readonly world: World;
-    checkpoint: Checkpoint = { resources: new Map(), pendingCreates: new Map(), condemned: [] };
+    /** The engine's saved state (the judge's word on what the stack holds). */
+    private savedState: Checkpoint = { resources: new Map(), pendingCreates: new Map(), condemned: [] };
+    /** The checkpoint each run reads: the saved one, or, for a preview beside a command, the state it read as it began. */
+    get checkpoint(): Checkpoint {
+        return beside.getStore() ?? this.savedState;
+    }
+    set checkpoint(c: Checkpoint) {
+        this.savedState = c;
+    }
     program: Member[] = [];
     foreign: Placed[] = [];
     version = "8.38.0";
@@ -200,6 +209,12 @@ export class Stack {
     besideAt?: number;
     /** Writes applied whose operation is still under way in a live process (`urn|placedKey`): no operation stopped. */
     private readonly underway = new Set<string>();
+    /** The checkpoint a preview beside a command reads: the state as that command began, or as it is now. */
+    private besideReads?: Checkpoint;
+    /** What the engine's state holds now (the judge's word), whichever checkpoint a run reads. */
+    private get saved(): Checkpoint {
+        return this.savedState;
+    }
     /** A second Ctrl-C lost the save of a Create that was answered (see knownIssue in case.ts). */
     lostCreateSave = false;
     /** The checkpoint as it was before the last change recorded, while that change's save may be under way. */
@@ -390,6 +405,8 @@ export class Stack {
         };
 
         if (!preview) this.unsaved = undefined;
+        // A preview beside this command may have read the state as it began (drawn): its Diffs come later.
+        if (!preview && this.besideAt !== undefined) this.besideReads = this.draws.chance(0.5) ? copyCheckpoint(this.checkpoint) : undefined;
         const record = (f: () => void) => {
             if (!engineGone && !recordNothing && !preview) {
                 this.unsaved = copyCheckpoint(this.checkpoint);
@@ -522,8 +539,12 @@ export class Stack {
         const cmd: Command = { kind: "preview" };
         this.log.push(`  $ ${argvOf(cmd).join(" ")}   [beside, while ${nameOf(urn)}'s write is under way]`);
         const side: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
+        const reads = this.besideReads;
+        this.besideReads = undefined;
+        if (reads) this.log.push("    (it read the state as the command began)");
         try {
-            await this.engineRun(cmd, `cli${++this.cli}`, this.commandKnown ? argvOf(cmd) : [], true, undefined, side);
+            // Only the preview's own calls see the older state; the command's other operations go on beside it.
+            await beside.run(reads, () => this.engineRun(cmd, `cli${++this.cli}`, this.commandKnown ? argvOf(cmd) : [], true, undefined, side));
         } finally {
             this.underway.delete(key);
         }
@@ -545,7 +566,7 @@ export class Stack {
             if (!added && !why.startsWith(`${grant} was removed from ${parent} `)) continue;
             const at = `Diff of ${nameOf(urn)}: "${why}"`;
             if (this.underway.has(`${urn}|${placedKey(p)}`)) return `${at}: that write's operation is still under way`;
-            const held = this.checkpoint.resources.get(urn);
+            const held = this.saved.resources.get(urn);
             const holds = held !== undefined && placedKey(held.at) === placedKey(p);
             if (added && holds) return `${at}: the engine's state of ${nameOf(urn)} holds that grant (Pulumi recorded it)`;
             if (!added && !holds) return `${at}: the engine's state of ${nameOf(urn)} does not hold that grant (Pulumi recorded its removal)`;
@@ -579,15 +600,18 @@ export class Stack {
         if (!n.at) return `names a grant the plugin never wrote: ${n.text}`;
         if (n.kind === "unrecorded") {
             if (!this.iam.has(n.at)) return `says ${describePlaced(n.at)} is in IAM, but it is not`;
-            if (this.held(n.at)) return `says ${describePlaced(n.at)} is in no state, but the engine's state holds it`;
+            if (this.held(n.at, this.saved)) return `says ${describePlaced(n.at)} is in no state, but the engine's state holds it`;
         }
         if (n.kind === "removed") {
             if (this.iam.has(n.at)) return `says ${describePlaced(n.at)} was removed, but IAM holds it`;
-            if (!this.held(n.at)) return `says Pulumi's state holds ${describePlaced(n.at)}, but no resource's state does`;
+            if (!this.held(n.at, this.saved)) return `says Pulumi's state holds ${describePlaced(n.at)}, but no resource's state does`;
         }
         return undefined;
     }
 }
+
+/** The checkpoint a preview beside a command read as it began, for that preview's calls (see Stack.checkpoint). */
+const beside = new AsyncLocalStorage<Checkpoint | undefined>();
 
 export interface CommandOutcome {
     said: Said[];
