@@ -17,8 +17,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
     },
     "preview-holds-nothing": {
-        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds.",
-        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown, a Diff's state (it may be a preview's) only fills in what no other word noted.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant)", "sim"],
     },
     "live-writer-in-flight": {
         says: "An item whose writer still runs is a write under way, not cut off: no Diff is forced for it.",

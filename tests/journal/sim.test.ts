@@ -48,6 +48,14 @@ describe("the journal's simulator", function () {
         expect(await violationsOf(c)).to.deep.equal([]);
     });
 
+    it("a preview beside an `up` that replaces a Member by a twin's grant, where the command line is unknown, then `up --target` of the twin: the replacement's grant stays", async () => {
+        const g2 = { parent: 0, grant: { role: "roles/viewer", member: "user:bob@example.com" } };
+        const old: Member = { name: "a", at: grant, provider: "explicit" };
+        const now: Member[] = [{ ...old, at: g2 }, { name: "b", at: g2, provider: "default" }];
+        const c = base({ initial: [old], steps: [{ program: now, command: { kind: "up", skipPreview: true }, beside: 2, then: [{ kind: "up", skipPreview: true, targets: [urnOf("b")] }], revert: true }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
+
     for (const known of [true, false]) {
         const line = known ? "known" : "unknown";
         it(`two Members of one grant, \`pulumi destroy --target\` of one (command line ${line}): the other's grant stays`, async () => {
