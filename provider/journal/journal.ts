@@ -362,11 +362,11 @@ export class Journal {
     }
 
     /** What the engine's state of `urn` holds now, as this process learnt it: noted where it differs from what is known. */
-    private hold(urn: string, claim: Claim | null, maybe = false): void {
+    private hold(urn: string, claim: Claim | null): void {
         const was = this.known.holds.get(urn)?.claim ?? null;
         const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
         if (this.known.holds.has(urn) && text(was) === text(claim)) return;
-        this.append({ op: "holds", urn, claim, at: this.host.now(), ...(maybe ? { maybe: true as const } : {}) });
+        this.append({ op: "holds", urn, claim, at: this.host.now() });
     }
 
     /**
@@ -390,11 +390,11 @@ export class Journal {
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
         // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's (no Diff says):
-        // its state only fills in what no other word noted.
-        const mayBePreviewDiff = this.unknownCommand && !this.sawUpdate;
-        if (held && engineWord && !replaced && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) {
-            this.hold(urn, held, mayBePreviewDiff && this.rules.fires("preview-holds-nothing"));
-        }
+        // it does not replace what a live process of another run (an update beside it) noted of the resource.
+        const noted = this.known.holds.get(urn);
+        const besideLive = () => this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run &&
+            noted.writer !== this.host.self().id && (live ??= this.livePeers()).has(noted.writer);
+        if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.

@@ -77,9 +77,8 @@ export type Line =
     /**
      * The engine's state of `urn` holds `claim` (null: the engine dropped it), as of `at` (ms since the epoch): what
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
-     * `maybe`: a Diff's state in a run that may be a preview (the command line unknown): see Knowledge.learn.
      */
-    | { op: "holds"; urn: string; claim: Claim | null; at: number; maybe?: true }
+    | { op: "holds"; urn: string; claim: Claim | null; at: number }
     /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
     | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
@@ -114,7 +113,8 @@ export class Knowledge {
     readonly deleting = new Map<string, Set<string>>();
     readonly failedDeletes = new Map<string, Set<string>>();
     /** urn -> what the engine's state of it last held, as far as any run of this stack saw (the latest `holds`). */
-    readonly holds = new Map<string, { claim: Claim | null; at: number; maybe?: true }>();
+    /** `writer`, `run`: whose file the latest line is in, and its run (see Journal.state: a preview beside an update). */
+    readonly holds = new Map<string, { claim: Claim | null; at: number; writer: string; run?: string }>();
     /** parent name -> grantKey -> the URNs whose latest held claim holds that grant. */
     private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
@@ -171,11 +171,9 @@ export class Knowledge {
                 return;
             case "holds": {
                 const was = this.holds.get(line.urn);
-                // A state a preview may have read as it began (older than an update beside it) only fills in what no
-                // other word noted: it never replaces one, and any other word replaces it.
-                if (was && (line.maybe ? !was.maybe || was.at > line.at : was.at > line.at && !was.maybe)) return;
+                if (was && was.at > line.at) return;
                 if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(line.urn);
-                this.holds.set(line.urn, { claim: line.claim, at: line.at, ...(line.maybe ? { maybe: true as const } : {}) });
+                this.holds.set(line.urn, { claim: line.claim, at: line.at, writer, ...(run !== undefined ? { run } : {}) });
                 if (line.claim) {
                     let grants = this.heldGrants.get(line.claim.parent);
                     if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
