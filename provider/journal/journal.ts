@@ -435,7 +435,10 @@ export class Journal {
             for (const g of held.grants) {
                 if (!declared.grants.some((d) => grantKey(d) === grantKey(g))) continue;
                 for (const i of this.known.openOf(held.parent, grantKey(g))) {
-                    if (i.sign !== "-" || i.entry.urn === urn || inHand?.has(i.key) || !this.rules.fires("removal-held-elsewhere")) continue;
+                    // Answered in this run by its own resource's operation, unless that was its Delete (a deleteBeforeReplace
+                    // replacement run before this resource's Check): a Delete's answer puts no grant back.
+                    const answeredBack = inHand?.has(i.key) && !this.known.deleting.get(this.run)?.has(i.entry.urn);
+                    if (i.sign !== "-" || i.entry.urn === urn || answeredBack || !this.rules.fires("removal-held-elsewhere")) continue;
                     // Diff reads nothing: the grant may be back since, and then the update writes nothing.
                     reasons.push(`${describeGrant(g)} was removed from ${held.parent} by an operation on ${shortUrn(i.entry.urn)} while this ` +
                         "resource's state held it; this update puts it back if it is still gone");

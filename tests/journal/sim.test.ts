@@ -57,6 +57,14 @@ describe("the journal's simulator", function () {
         expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.not.deep.equal([]);
     });
 
+    // The case the simulator found (seed 19, case 6517), replayed: twins of one grant through two providers; after
+    // cut-off Deletes, an `up` runs one twin's deleteBeforeReplace replacement before the other's Check, and that
+    // Delete's answer (which puts no grant back) was taken to settle the removal the other's Diff must put back.
+    it("a removal answered by its resource's Delete before its twin's Check: the twin's update puts the grant back in that run (seed 19, case 6517)", async () => {
+        const r = await simulate(19, 1, new Set(), () => undefined, { only: 6517 });
+        expect(r.violations).to.equal(0);
+    });
+
     it("after `pulumi stack rename`, a deleteBeforeReplace Member replaced as it registers, before its twin's Check: the twin's update puts the grant back", async () => {
         const c = base({ commandKnown: true, renamed: true, initial: [{ ...twins[0], deleteBeforeReplace: true }, twins[1]],
             steps: [{ program: [{ ...twins[0], deleteBeforeReplace: true, at: { parent: 1, grant: grant.grant } }, twins[1]], command: { kind: "up", skipPreview: true }, then: [], revert: false }] });
