@@ -17,6 +17,10 @@ export interface Step {
     then: Command[];
     /** The user puts the program back as it was before this step, before recovering. */
     revert: boolean;
+    /** A `pulumi preview` runs beside the command, at its `beside`-th write (applied, not yet answered). */
+    beside?: number;
+    /** Minutes pass before the command: another process's write is long over (see IN_FLIGHT_SLACK_MS). */
+    later?: boolean;
 }
 
 export interface Case {
@@ -27,6 +31,8 @@ export interface Case {
     steps: Step[];
     storage: { unusable?: boolean; fullAfter?: number };
     upgrade: boolean;
+    /** `pulumi stack rename` after the setup: the journal's folder starts empty (what the stack holds unknown to it). */
+    renamed?: boolean;
 }
 
 const ROLES = ["roles/servicemanagement.serviceConsumer", "roles/viewer"];
@@ -84,7 +90,10 @@ export function drawCase(seed: number): Case {
         const command = drawCommand(d, next, program.map((m) => m.name));
         const strike = d.chance(0.8) ? { kind: d.pick(STRIKES), at: 1 + d.int(3) } : undefined;
         const then = Array.from({ length: d.int(3) }, () => drawSide(d, next));
-        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert: d.chance(0.4) });
+        const revert = d.chance(0.4);
+        const beside = d.chance(0.15) ? 1 + d.int(3) : undefined;
+        const later = d.chance(0.5);
+        steps.push({ program: next, command, ...(strike ? { strike } : {}), then, revert, ...(beside ? { beside } : {}), ...(later ? { later } : {}) });
         program = next;
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
@@ -92,6 +101,7 @@ export function drawCase(seed: number): Case {
         seed, commandKnown: d.chance(0.5), foreign, initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},
         upgrade: d.chance(0.2),
+        ...(d.chance(0.1) ? { renamed: true } : {}),
     };
 }
 
@@ -108,6 +118,13 @@ export function knownIssue(c: Case): string | undefined {
     // `pulumi import --preview-only` where the command line is unknown is taken for an import: what its Read found is
     // kept as what the stack holds, and a later Delete may leave a grant to the resource it never made (its warning names it).
     if (!c.commandKnown && c.steps.some((s) => s.then.some((t) => t.kind === "import" && t.previewOnly))) return "preview-import-with-command-line-unknown";
+    // A new folder (`pulumi stack rename`; so is another machine's) knows nothing of what the stack holds: a Delete of
+    // one of two resources of one grant removes it while the other, not Checked in its run (--target, --exclude, a
+    // destroy cut off before it), stays in the stack holding it.
+    const all = c.steps.flatMap((s) => [s.command, ...s.then]);
+    const members = [...c.initial, ...c.steps.flatMap((s) => s.program)];
+    const twins = members.some((a) => members.some((b) => a.name !== b.name && placedKey(a.at) === placedKey(b.at)));
+    if (c.renamed && (twins || all.some((k) => k.targets?.length || k.excludes?.length))) return "new-folder-knows-no-holder";
     return undefined;
 }
 
@@ -172,11 +189,21 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
     stack.program = c.initial;
     await run("setup", { kind: "up", skipPreview: true });
     if (c.upgrade) stack.version = "8.39.0";
+    if (c.renamed) {
+        stack.log.push("$ pulumi stack rename   [the journal's folder is a new one]");
+        stack.world.rename();
+    }
     let lastNotes: CommandOutcome["said"] = [];
     for (const [i, step] of c.steps.entries()) {
         const before = stack.program;
         stack.program = step.program;
+        if (step.later) {
+            stack.world.now += 10 * 60_000;
+            stack.log.push("  (ten minutes later)");
+        }
+        stack.besideAt = step.beside;
         const out = await run(`step ${i + 1}`, step.command, step.strike);
+        stack.besideAt = undefined;
         lastNotes = out.said;
         const told = [...out.said];
         if (step.revert) stack.program = before;
@@ -208,6 +235,10 @@ export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
         if (names.join() !== wanted.join()) violations.push(`after recovery: the state holds ${names.join(",") || "nothing"}, the program declares ${wanted.join(",") || "nothing"}`);
         for (const s of last.said) violations.push(`a note outlived the command it gives: ${s.note.text}`);
     }
+    // Ctrl-C twice ended the CLI before it saved a Create that was answered (it stays pending, and is cleared): the
+    // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
+    // never made, an orphan no later run names.
+    if (stack.lostCreateSave && violations.length && !known) known = "ctrl-c-twice-loses-an-answered-create";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };

@@ -65,6 +65,14 @@ export class World {
         }
     }
 
+    /**
+     * `pulumi stack rename`: the stack's folder is named by its stack, so the next run opens a new, empty one; the old
+     * folder stays where no run reads it.
+     */
+    rename(): void {
+        this.files.clear();
+    }
+
     fileCount(): number {
         return this.files.size;
     }

@@ -24,8 +24,11 @@ async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v
         ...x.steps.map((_, i) => ({ ...x, steps: x.steps.filter((__, k) => k !== i) })),
         ...x.steps.flatMap((s, i) => s.then.map((_, t) => ({ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, then: y.then.filter((__, u) => u !== t) } : y)) }))),
         ...x.steps.flatMap((s, i) => (s.revert ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, revert: false } : y)) }] : [])),
+        ...x.steps.flatMap((s, i) => (s.beside ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, beside: undefined } : y)) }] : [])),
+        ...x.steps.flatMap((s, i) => (s.later ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, later: undefined } : y)) }] : [])),
         ...x.foreign.map((_, i) => ({ ...x, foreign: x.foreign.filter((__, k) => k !== i) })),
         ...(x.upgrade ? [{ ...x, upgrade: false }] : []),
+        ...(x.renamed ? [{ ...x, renamed: false }] : []),
     ];
     for (let progress = true; progress;) {
         progress = false;

@@ -394,8 +394,12 @@ export class Journal {
         const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)) &&
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
-        // word on what the stack holds now.
-        if (held && engineWord && !replaced && !(this.previewRun && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
+        // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's (no Diff says):
+        // it does not replace what a live process of another run (an update beside it) noted of the resource.
+        const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
+        const besideLive = () => this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run &&
+            noted.writer !== this.host.self().id && (live ??= this.livePeers()).has(noted.writer);
+        if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // Answered in this run: the engine's record of it is that answer, settled at the run's end.
@@ -436,7 +440,10 @@ export class Journal {
             for (const g of held.grants) {
                 if (!declared.grants.some((d) => grantKey(d) === grantKey(g))) continue;
                 for (const i of this.known.openOf(held.parent, grantKey(g))) {
-                    if (i.sign !== "-" || i.entry.urn === urn || inHand?.has(i.key) || !this.rules.fires("removal-held-elsewhere")) continue;
+                    // Answered in this run by its own resource's operation, unless that was its Delete (a deleteBeforeReplace
+                    // replacement run before this resource's Check): a Delete's answer puts no grant back.
+                    const answeredBack = inHand?.has(i.key) && !this.known.deleting.get(this.run)?.has(i.entry.urn);
+                    if (i.sign !== "-" || i.entry.urn === urn || answeredBack || !this.rules.fires("removal-held-elsewhere")) continue;
                     // Diff reads nothing: the grant may be back since, and then the update writes nothing.
                     reasons.push(`${describeGrant(g)} was removed from ${held.parent} by an operation on ${shortUrn(i.entry.urn)} while this ` +
                         "resource's state held it; this update puts it back if it is still gone");
@@ -626,6 +633,8 @@ export class Journal {
         // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's, unless the
         // process was sent what no preview sends (a Delete, an unflagged Create or Update).
         const mayBePreviewRead = this.previewRun || (this.unknownCommand && !this.sawUpdate);
+        // What the run's other processes did (a Delete of the other resource that held a removed grant) decides too.
+        this.gather();
         const recorded = [...this.answeredItems, ...(mayBePreviewRead && this.rules.fires("preview-read-no-record") ? [] : this.answeredReads)]
             // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
             .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")))

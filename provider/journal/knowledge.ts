@@ -115,9 +115,10 @@ export class Knowledge {
     /**
      * holdKey(urn, identity) -> what the engine's state of that resource last held, as far as any run of this stack saw
      * (the latest `holds`). One URN may name two resources at once: a replaced one awaiting its Delete, and its
-     * replacement; they are told apart by their identity (what their IDs name: see `identityOf`).
+     * replacement; they are told apart by their identity (what their IDs name: see `identityOf`). `writer`, `run`:
+     * whose file the latest line is in, and its run (see Journal.state: a preview beside an update).
      */
-    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number }>();
+    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number; writer: string; run?: string }>();
     /** parent name -> grantKey -> the holdKeys whose latest held claim holds that grant. */
     private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
@@ -180,7 +181,7 @@ export class Knowledge {
                     const was = this.holds.get(key);
                     if (was && was.at > line.at) continue;
                     if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(key);
-                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at });
+                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(run !== undefined ? { run } : {}) });
                     if (line.claim) {
                         let grants = this.heldGrants.get(line.claim.parent);
                         if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
@@ -203,7 +204,7 @@ export class Knowledge {
     }
 
     /** What the resource `urn` of identity `identity` held when last seen, if any run saw it. */
-    heldAs(urn: string, identity: string): { claim: Claim | null; at: number } | undefined {
+    heldAs(urn: string, identity: string): { claim: Claim | null; at: number; writer: string; run?: string } | undefined {
         return this.holds.get(holdKey(urn, identity));
     }
 

@@ -17,8 +17,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
     },
     "preview-holds-nothing": {
-        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds.",
-        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (any Diff may be a preview's), a Diff's state does not replace what a live process of another run noted.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant)", "sim"],
     },
     "live-writer-in-flight": {
         says: "An item whose writer still runs is a write under way, not cut off: no Diff is forced for it.",
@@ -34,7 +34,7 @@ export const RULES = {
     },
     "removed-earlier-in-run": {
         says: "A resource whose grant a Delete earlier in the run removed (before its Check) is updated to put it back; a write carried over from a dead process is no write of the run.",
-        heldBy: ["tests/deployment/deployment.test.ts (a Delete that runs before a later resource's Check)", "sim"],
+        heldBy: ["tests/deployment/deployment.test.ts (a Delete that runs before a later resource's Check)", "tests/journal/sim.test.ts (after `pulumi stack rename`, a deleteBeforeReplace Member replaced before its twin's Check)", "sim"],
     },
     "removal-held-elsewhere": {
         says: "A removal of a grant another resource's state still holds (its own Delete failed or was cut off) stays open, and that resource's Diff asks for an update that puts it back.",
@@ -90,7 +90,7 @@ export const RULES = {
     },
     "said-once-per-run": {
         says: "An open item is said once per run, and again on every run until it is settled.",
-        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+        heldBy: ["tests/deployment/deployment.test.ts", "sim (a note said twice in one run is a violation)"],
     },
 } as const satisfies Record<string, { says: string; heldBy: readonly string[] }>;
 
