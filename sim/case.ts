@@ -135,8 +135,26 @@ export interface Verdict {
     known?: string;
 }
 
-/** Runs a case with `rules` and judges every command. */
+/**
+ * Turns of the event loop a case may take before it counts as stuck: a case ends in a few hundred, and one whose
+ * promise never settles (something the journal awaits that nothing will resolve) would otherwise end the process
+ * silently, its loop empty.
+ */
+const STUCK_AFTER_TURNS = 200_000;
+
+/** Runs a case with `rules` and judges every command; a case that never finishes is a violation. */
 export async function runCase(c: Case, rules: Rules): Promise<Verdict> {
+    let outcome: { verdict: Verdict } | { failure: unknown } | undefined;
+    runCaseBody(c, rules).then((verdict) => (outcome = { verdict }), (failure: unknown) => (outcome = { failure }));
+    for (let turn = 0; outcome === undefined; turn++) {
+        if (turn === STUCK_AFTER_TURNS) return { violations: [`the case never finished: a promise it awaits never settles (${STUCK_AFTER_TURNS} turns)`], transcript: [] };
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+    if ("failure" in outcome) throw outcome.failure;
+    return outcome.verdict;
+}
+
+async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     const world = new World(c.storage);
     const stack = new Stack(rules, new Draws(c.seed ^ 0x5eed), world);
     stack.commandKnown = c.commandKnown;

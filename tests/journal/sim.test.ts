@@ -54,7 +54,11 @@ describe("the journal's simulator", function () {
         const now: Member[] = [{ ...old, at: g2 }, { name: "b", at: g2, provider: "default" }];
         const c = base({ initial: [old], steps: [{ program: now, command: { kind: "up", skipPreview: true }, beside: 2, then: [{ kind: "up", skipPreview: true, targets: [urnOf("b")] }], revert: true }] });
         expect(await violationsOf(c)).to.deep.equal([]);
-        expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.not.deep.equal([]);
+        // Switched off, the flow is still safe for a Member: what the stack holds is kept per resource identity, so the
+        // preview's older state (the old grant) sits beside the replacement's and does not take its place. The rule
+        // still keeps a Binding's older members from taking the place of its current ones, which the simulator does
+        // not draw.
+        expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.deep.equal([]);
     });
 
     // The case the simulator found (seed 19, case 6517), replayed: twins of one grant through two providers; after
