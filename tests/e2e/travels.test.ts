@@ -14,7 +14,7 @@ import { Emulator, startEmulator } from "../../emulator";
 import { faultyGcs, FAKE_GCS, FakeGcs, startFakeGcs } from "../support/gcs";
 import { JOURNAL_SAYS } from "../support/machine";
 import { listGrants, ROLE } from "../support/plugin";
-import { PulumiSandbox, skipUnless, toolsBin, toolsMissing, waitFor, yaml } from "./support";
+import { pidsWith, PulumiSandbox, skipUnless, toolsBin, toolsMissing, waitFor, yaml } from "./support";
 
 const JOURNAL_ENV = "PULUMI_CLOUD_JOURNAL_URL";
 
@@ -95,7 +95,10 @@ describe("e2e: the crash journal travels with the stack (a fresh runner after a 
         const exited = new Promise((resolve) => child.once("exit", resolve));
         await waitFor(`${count} grants in IAM`, () => grants(parent).length === count, 60_000, 10);
         process.kill(-child.pid!, "SIGKILL");
+        // The plugins run in process groups of their own: a lost runner takes them too.
+        for (const pid of pidsWith(sb.dir)) process.kill(pid, "SIGKILL");
         await exited;
+        await waitFor("runner A's processes gone", () => pidsWith(sb.dir).length === 0, 10_000);
         emu.setFaults({ slowAnswers: { verb: "setIamPolicy", count: 0, delayMs: 0 } });
     }
 
@@ -139,7 +142,7 @@ describe("e2e: the crash journal travels with the stack (a fresh runner after a 
                 r.declare(4);
                 await r.b.tryPulumi(["cancel", "--yes"], r.dir);
                 const up = await r.b.pulumi(["up", "--yes"], r.dir);
-                expect(grants(r.parent)).to.have.length(4);
+                expect(grants(r.parent), up.stdout).to.have.length(4);
                 expect(up.stdout).not.to.contain(JOURNAL_SAYS.unusable);
                 const again = await r.b.pulumi(["up", "--yes", "--expect-no-changes"], r.dir);
                 expect(again.stdout).not.to.contain(JOURNAL_SAYS.removed);
