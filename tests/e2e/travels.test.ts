@@ -77,6 +77,8 @@ describe("e2e: the crash journal travels with the stack (a fresh runner after a 
         const name = `${label}${serial}`;
         const dir = a.project(name, { "Pulumi.yaml": yaml.program(name, { resources: "" }) });
         await a.initStack(dir, emu.url, token);
+        // The run's Creates (or Deletes) of one policy in one write: all of them land before any is answered.
+        await a.pulumi(["config", "set", "--path", "cloud:batching.sendAfter", "3s"], dir);
         await b.pulumi(["stack", "select", "dev"], dir); // what a fresh runner's job does first
         const members = (n: number) => Array.from({ length: n }, (_, i) => yaml.member(`m${i}`, service, `user:m${i}@example.com`)).join("");
         return {

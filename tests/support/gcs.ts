@@ -75,3 +75,32 @@ export async function faultyGcs(status: number): Promise<{ host: string; request
     const port = (server.address() as net.AddressInfo).port;
     return { host: `127.0.0.1:${port}`, requests: () => n, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
+
+/** A loopback proxy in front of `target` (`host:port`) that holds each request `delayMs` before passing it on: GCS's latency. */
+export async function slowGcs(target: string, delayMs: number): Promise<{ host: string; requests: () => number; close(): Promise<void> }> {
+    let n = 0;
+    const [targetHost, targetPort] = target.split(":");
+    const server = http.createServer((req, res) => {
+        n++;
+        const body: Buffer[] = [];
+        req.on("data", (d: Buffer) => body.push(d));
+        req.on("end", () => setTimeout(() => {
+            const out = http.request({ host: targetHost, port: Number(targetPort), method: req.method, path: req.url, headers: req.headers }, (answer) => {
+                res.writeHead(answer.statusCode ?? 502, answer.headers);
+                answer.pipe(res);
+            });
+            out.on("error", () => res.destroy());
+            out.end(Buffer.concat(body));
+        }, delayMs));
+    });
+    server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    return {
+        host: `127.0.0.1:${port}`, requests: () => n,
+        close: () => new Promise((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+        }),
+    };
+}
