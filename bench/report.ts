@@ -864,6 +864,9 @@ const METHOD = [
     `quota ≤ 1.1× its wall time without it, judged by the median of the ${REFRESH_RUNS} ratios of a run with it to the mean of the runs without it just before and ` +
     "after (a machine's drift over the minutes weighs on both sides alike). Every other setting runs once (minutes " +
     "each): those figures are single runs, not medians.",
+    "- **Journal**: `pulumi up` and `pulumi destroy` of 1,000 ServiceIamMembers on one policy at 100 ms API latency, the real CLI and YAML " +
+    "host, the crash journal on local disk and in a `gs://` bucket (`PULUMI_CLOUD_JOURNAL_URL`: fake-gcs-server, built by `npm run tools`, " +
+    "behind a loopback proxy holding each request 30 ms, near GCS's latency), the two interleaved, medians; goal ≤ 1.1× local disk.",
     "- **Dist**: `node build/scripts/dist.js --out DIR` (what `npm run dist` runs, after compiling) for every platform, into a fresh folder " +
     "under `build/bench`, timed from spawn to exit, after every other section (it keeps both cores busy); then again into another fresh " +
     "folder, and the two `SHA256SUMS` compared byte for byte (identical: reproducible). Sizes are the first run's tarballs, in MB of 10^6 " +
