@@ -120,11 +120,8 @@ export class BucketStore<L> implements Store<L> {
         try {
             const [lease] = await this.bucket.later([this.bucket.write(this.mine("lease"), JSON.stringify({ writer: thisProcess().id }))]);
             if (!this.checked(lease)) return;
-            const [list] = await this.bucket.later([this.bucket.list(`${this.folder}/`)]);
-            if (list.status !== 200) return; // read again at the next renewal
-            const page = JSON.parse(list.body || "{}") as { items?: { name: string; generation: string; updated: string }[] };
-            const items = (page.items ?? []).map((o) => ({ name: o.name, generation: String(o.generation), updated: Date.parse(o.updated) }));
-            const want = this.merge(items, list.date);
+            const { items, date } = await this.bucket.listAllLater(`${this.folder}/`); // throws: read again at the next renewal
+            const want = this.merge(items, date);
             const answers = await this.bucket.later(want.map((w) => this.bucket.read(w.name)));
             this.learn(want, answers);
         } catch {
@@ -265,8 +262,12 @@ export class BucketStore<L> implements Store<L> {
         if (!this.failed) {
             const budget = Math.min(this.bucket.budgetMs, 5000);
             if (remove) {
-                const listing = this.bucket.now([this.bucket.list(`${this.folder}/${thisProcess().id}/`, "log")], budget)[0];
-                const names = listing.status === 200 ? ((JSON.parse(listing.body || "{}") as { items?: { name: string }[] }).items ?? []).map((o) => o.name) : [];
+                let names: string[] = [];
+                try {
+                    names = this.bucket.listAll(`${this.folder}/${thisProcess().id}/`, "log", budget).items.map((o) => o.name);
+                } catch {
+                    // left: a later process finds them closed or their lease run out, and takes them
+                }
                 this.bucket.now(names.map((n) => this.bucket.remove(n)), budget);
             } else {
                 this.bucket.now([...(this.pending.length ? [this.batchRequest()] : []), this.bucket.write(this.mine("closed"), "{}")], budget);

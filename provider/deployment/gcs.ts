@@ -156,13 +156,29 @@ export class Bucket {
         return { method: "DELETE", url: this.object(name), headers: this.headers(), lane: "log" };
     }
 
-    /** Every object under `prefix`, with the server's clock as it answered; throws with the reason it cannot. */
-    listAll(prefix: string, lane: Request["lane"] = "free"): { items: Listed[]; date?: number } {
+    /** Every object under `prefix`, with the server's clock as it answered, waiting for it; throws with the reason it cannot. */
+    listAll(prefix: string, lane: Request["lane"] = "free", budgetMs = this.budgetMs): { items: Listed[]; date?: number } {
+        const pages = this.pages(prefix);
+        for (let step = pages.next(); ; step = pages.next(this.now([this.list(prefix, lane, step.value)], budgetMs)[0])) {
+            if (step.done) return step.value;
+        }
+    }
+
+    /** listAll, not waiting. */
+    async listAllLater(prefix: string): Promise<{ items: Listed[]; date?: number }> {
+        const pages = this.pages(prefix);
+        for (let step = pages.next(); ; step = pages.next((await this.later([this.list(prefix, "free", step.value)]))[0])) {
+            if (step.done) return step.value;
+        }
+    }
+
+    /** A listing's pages, read however the caller sends them: yields each page's token (undefined first), takes its answer. */
+    private *pages(prefix: string): Generator<string | undefined, { items: Listed[]; date?: number }, Answer> {
         const items: Listed[] = [];
         let token: string | undefined;
         let date: number | undefined;
         do {
-            const [a] = this.now([this.list(prefix, lane, token)]);
+            const a = yield token;
             const page = this.expect(a, 200) as { items?: { name: string; generation: string; updated: string }[]; nextPageToken?: string };
             date = a.date ?? date;
             for (const o of page.items ?? []) items.push({ name: o.name, generation: String(o.generation), updated: Date.parse(o.updated) });
