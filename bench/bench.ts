@@ -29,7 +29,8 @@ import { nodeFile } from "../scripts/dist";
 import { assetName, CHECKSUMS, NODE_VERSION, Platform, platformKey, PLATFORMS } from "../scripts/platforms";
 import { PACKAGE_VERSION } from "../provider/package/version";
 import { consumersAnswered, EngineRun, engineRuns, lookupConsumer, lookupRun, Lookups, ScaleSetting, scaleRuns, seedConsumers } from "./engine";
-import { ClientFigures, DistFigures, document, EngineFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, ReadsFigures, Results, rowsFor, StartFigures, table } from "./report";
+import { FAKE_GCS } from "../tests/support/gcs";
+import { ClientFigures, DistFigures, document, EngineFigures, JournalFigures, ScaleFigures, median, missingFigures, Missing, QuotaFigures, QuotaRun, ReadsFigures, Results, rowsFor, StartFigures, table } from "./report";
 
 const ROOT = path.join(__dirname, "..", "..");
 /** The dev launcher: runs this checkout's compiled build/ tree (what the tests run). */
@@ -44,7 +45,7 @@ const FIXTURES = path.join(ROOT, "bench", "fixtures");
 const TOKEN = "ya29.bench-token";
 const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 
-const SECTIONS = ["start", "memory", "reads", "invoke", "engine", "quota", "scale", "dist"] as const;
+const SECTIONS = ["start", "memory", "reads", "invoke", "engine", "quota", "scale", "journal", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = minimist(process.argv.slice(2), { boolean: ["quick", "write", "refreshes"], string: ["out", "only", "scale"] });
@@ -660,6 +661,28 @@ async function measureScale(log: Log): Promise<ScaleFigures | Missing> {
     return { defaultParallel: 4 * os.availableParallelism(), ...await scaleRuns(settings, log) };
 }
 
+/**
+ * The crash journal in a `gs://` bucket against local disk: up / destroy of 1,000 Members on one policy at 100 ms
+ * API latency, the bucket a GCS emulator behind a proxy adding GCS's ~30 ms a request; the two interleaved.
+ */
+async function measureJournal(log: Log): Promise<JournalFigures | Missing> {
+    const missing = quick ? "--quick" : toolsMissing(["pulumi", "pulumi-language-yaml", FAKE_GCS]);
+    if (missing) {
+        log(`journal figures skipped: ${missing}`);
+        return { missing };
+    }
+    const members = 1000, apiLatencyMs = 100, bucketLatencyMs = 30, reps = 2;
+    const schedule = Array.from({ length: reps }, () => [{ latencyMs: apiLatencyMs }, { latencyMs: apiLatencyMs, journalBucketMs: bucketLatencyMs }]).flat();
+    const runs = await engineRuns(members, schedule, log);
+    const wrong = runs.find((r) => r.upFailures || r.destroyFailures);
+    if (wrong) throw new Error(`journal run: ${grantsLeftWrong(wrong)}`);
+    const of = (inBucket: boolean) => {
+        const at = runs.filter((r) => (r.journalBucketMs !== undefined) === inBucket);
+        return { upMs: at.map((r) => r.upMs), destroyMs: at.map((r) => r.destroyMs) };
+    };
+    return { members, apiLatencyMs, bucketLatencyMs, local: of(false), bucket: of(true) };
+}
+
 /** Google's limit of principals in one policy. */
 const MAX_PRINCIPALS = 1500;
 
@@ -802,6 +825,7 @@ async function main(): Promise<void> {
     if (runs("engine")) results.engine = await measureEngine(log);
     if (runs("quota")) results.quota = await measureQuota(log);
     if (runs("scale")) results.scale = await measureScale(log);
+    if (runs("journal")) results.journal = await measureJournal(log);
     // Last: two release builds keep both cores busy for minutes, which must not overlap any timed figure above.
     if (runs("dist")) results.dist = await measureDist(log);
 

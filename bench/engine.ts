@@ -6,7 +6,9 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { type Emulator, type EmulatorOptions, type RequestRecord, startEmulator } from "../emulator";
-import { compileNodeProgram, inlineStack, pidsWith, PulumiSandbox, yaml } from "../tests/e2e/support";
+import { JOURNAL_URL_ENV } from "../provider/deployment/location";
+import { compileNodeProgram, inlineStack, pidsWith, PulumiSandbox, toolsBin, yaml } from "../tests/e2e/support";
+import { slowGcs, startFakeGcs } from "../tests/support/gcs";
 import { listGrants, ROLE } from "../tests/support/plugin";
 
 const TOKEN = "ya29.bench-engine-token";
@@ -16,6 +18,8 @@ const SERVICE = "engine.endpoints.bench-project.cloud.goog";
 export interface EngineSetting {
     latencyMs: number;
     parallel?: number;
+    /** The crash journal in a `gs://` bucket (a GCS emulator behind a proxy adding this many ms a request), else on local disk. */
+    journalBucketMs?: number;
 }
 
 export interface EngineRun extends EngineSetting {
@@ -50,9 +54,10 @@ export async function engineRuns(members: number, schedule: EngineSetting[], log
     const runs: EngineRun[] = [];
     const declared = Array.from({ length: members }, (_, i) => `${ROLE} ${memberOf(i)}`);
     try {
-        for (const [i, { latencyMs, parallel }] of schedule.entries()) {
+        for (const [i, { latencyMs, parallel, journalBucketMs }] of schedule.entries()) {
             const flags = ["--yes", "--skip-preview", ...(parallel === undefined ? [] : ["--parallel", String(parallel)])];
             const emu = await startEmulator({ ...emulator, accessTokens: [TOKEN] });
+            const bucket = journalBucketMs === undefined ? undefined : await journalBucket(sb, journalBucketMs);
             try {
                 emu.createService(SERVICE, "bench-project");
                 const granted = () => new Set(listGrants(emu.getPolicy(`services/${SERVICE}`)));
@@ -77,18 +82,35 @@ export async function engineRuns(members: number, schedule: EngineSetting[], log
                 const destroyMs = Date.now() - started;
                 const afterDestroy = granted();
                 runs.push({
-                    members, latencyMs, parallel, upMs, upCalls, upRefusals, upFailures,
+                    members, latencyMs, parallel, journalBucketMs, upMs, upCalls, upRefusals, upFailures,
                     destroyMs, destroyCalls: emu.requestCount, destroyRefusals: emu.quotaRefusals,
                     destroyFailures: declared.filter((g) => afterDestroy.has(g)).length,
                 });
             } finally {
                 await emu.close();
+                await bucket?.close();
             }
         }
     } finally {
         sb.dispose();
     }
     return runs;
+}
+
+/** Points the sandbox's crash journal at a bucket of a fresh GCS emulator, behind a proxy adding `delayMs` a request. */
+async function journalBucket(sb: PulumiSandbox, delayMs: number): Promise<{ close(): Promise<void> }> {
+    const gcs = await startFakeGcs(toolsBin());
+    await gcs.createBucket("journal");
+    const slow = await slowGcs(gcs.host, delayMs);
+    const env = { STORAGE_EMULATOR_HOST: slow.host, GOOGLE_OAUTH_ACCESS_TOKEN: "bench", [JOURNAL_URL_ENV]: "gs://journal/bench" };
+    Object.assign(sb.env, env);
+    return {
+        async close() {
+            for (const k of Object.keys(env)) delete sb.env[k];
+            await slow.close();
+            await gcs.close();
+        },
+    };
 }
 
 /** A TypeScript program (against sdk/nodejs) that looks up the given consumers of one service. */

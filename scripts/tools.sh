@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Pulumi tools the e2e tests and SDK generation use, and actionlint (which lints the release workflow),
+# Builds the Pulumi tools the e2e tests and SDK generation use, actionlint (which lints the release workflow) and
+# fake-gcs-server (see below),
 # from Go modules pinned in tools/*/go.mod (go.sum committed), into a cache directory outside the repository:
 #
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-resource-cloud/tools/<PULUMI_VERSION>/bin
@@ -41,6 +42,19 @@ inputs_hash() {
         (cd "$root" && find tools -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 | sort -z | xargs -0 sha256sum)
     } | sha256sum | cut -d' ' -f1
 }
+# fake-gcs-server (a GCS emulator: the e2e tests' gs:// backend) is a module of its own, installed at its pinned
+# version beside the other tools and only when missing: it is not part of the stamp, so adding or updating it never
+# rebuilds the Pulumi tools.
+FAKE_GCS_VERSION=1.56.1
+fake_gcs="$bin/fake-gcs-server-v$FAKE_GCS_VERSION"
+if [ ! -x "$fake_gcs" ]; then
+    if [ "${1:-}" = "--check" ]; then echo "tools.sh: fake-gcs-server v$FAKE_GCS_VERSION is not built (in $bin): run \`npm run tools\`" >&2; exit 1; fi
+    echo "tools.sh: installing fake-gcs-server v$FAKE_GCS_VERSION" >&2
+    mkdir -p "$bin" "$cache/gobin"
+    (cd "$cache" && GOFLAGS= CGO_ENABLED=0 GOBIN="$cache/gobin" go install -trimpath -ldflags "-s -w" "github.com/fsouza/fake-gcs-server@v$FAKE_GCS_VERSION")
+    mv -f "$cache/gobin/fake-gcs-server" "$fake_gcs"
+fi
+
 want="$(inputs_hash)"
 stamp="$cache/stamp"
 if [ "$force" = 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

@@ -127,13 +127,20 @@ function beaconSays(folder: string, w: Writer): boolean | undefined {
  * tell: its PID in this PID namespace, its beacon on this kernel, else its heartbeat.
  */
 function stillRuns(folder: string, w: Writer, touched: number, now = Date.now()): boolean {
+    return pidSays(w) ?? beaconSays(folder, w) ?? now - touched < STALE_MS;
+}
+
+/**
+ * What a writer's PID says of it: whether it runs, where it ran on this host and in this PID namespace (and, where
+ * its start time is known, that PID is still that process); undefined elsewhere, or where the PID cannot tell.
+ */
+export function pidSays(w: Writer): boolean | undefined {
     if (w.id === thisProcess().id) return true;
-    if (w.host === thisProcess().host && w.pidns === thisProcess().pidns) {
-        if (!pidRuns(w.pid)) return false;
-        // The same PID with another start time is another process.
-        if (w.start !== undefined && thisProcess().start !== undefined) return startTime(w.pid) === w.start;
-    }
-    return beaconSays(folder, w) ?? now - touched < STALE_MS;
+    if (w.host !== thisProcess().host || w.pidns !== thisProcess().pidns) return undefined;
+    if (!pidRuns(w.pid)) return false;
+    // The same PID with another start time is another process.
+    if (w.start !== undefined && thisProcess().start !== undefined) return startTime(w.pid) === w.start;
+    return undefined;
 }
 
 /** A CLI process's marker in a stack's folder (see laterRunOfCli), and a copy of one being made. */

@@ -12,6 +12,7 @@ import { resources } from "../resources";
 import { buildSchema, naming, NPM_PACKAGE_NAME } from "./schema";
 import { token } from "../package/tokens";
 import { PACKAGE_NAME, PACKAGE_VERSION, PLUGIN_DOWNLOAD_URL } from "../package/version";
+import { JOURNAL_URL_ENV } from "../deployment/location";
 
 /** The pages, by their path under docs/. */
 export const REGISTRY_DOCS = ["_index.md", "installation-configuration.md"] as const;
@@ -136,8 +137,10 @@ function crashRecovery(): string[] {
     return [
         "## After a crash",
         "",
-        `The provider notes every grant on disk, under \`$PULUMI_HOME/plugins-state/pulumi-resource-${PACKAGE_NAME}/\` ` +
-            "(default `~/.pulumi`), before it writes it. If the plugin or the `pulumi` CLI stops between a write and Pulumi " +
+        "The provider notes every grant before it writes it, in its crash journal: beside the stack's state for a `gs://` " +
+            `or \`file://\` backend (under \`.pulumi/plugins-state/pulumi-resource-${PACKAGE_NAME}/\`), where \`${JOURNAL_URL_ENV}\` ` +
+            "names a `gs://bucket[/prefix]` or `file://` folder for any other backend, else under `$PULUMI_HOME/plugins-state` " +
+            "(default `~/.pulumi`). If the plugin or the `pulumi` CLI stops between a write and Pulumi " +
             "recording it (Ctrl-C twice, `kill -9`, a cancelled CI job), the next runs warn `what earlier runs of this stack " +
             "left unrecorded, still so in IAM (the provider's crash journal)`: one line per grant, with the resource it was " +
             "written for and the command that resolves it, on every run until it is settled. The provider never removes " +
@@ -153,8 +156,10 @@ function crashRecovery(): string[] {
             "add it to the program.",
         "",
         "If the provider warns that it cannot keep its crash journal in a folder, fix that folder (yours, mode 0700, not a " +
-            "link, writable) or set `PULUMI_HOME` to one that is. The journal lives in `PULUMI_HOME`: a run on another " +
-            "machine (a CI runner that does not keep it) does not see an earlier crash.",
+            "link, writable) or set `PULUMI_HOME` to one that is. Where the journal is in `PULUMI_HOME` (a Pulumi Cloud, " +
+            `\`s3://\`, \`azblob://\` or \`postgres://\` backend without \`${JOURNAL_URL_ENV}\`), a run on another machine (a CI ` +
+            "runner that does not keep it) does not see an earlier crash. If it warns that it cannot keep it in a bucket " +
+            "(missing, refused, unavailable), it keeps it locally for that run, saying so.",
         "",
     ];
 }

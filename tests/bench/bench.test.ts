@@ -91,8 +91,13 @@ describe("benchmark document", () => {
             invoke: { invokes: 200, reps: 1, concurrency: 32, plugin: { ...invoke, cpuPlugin: 0.2 }, raw: invoke, googleapis,
                 go: { missing: "the tools are not built" }, coalesce: { lookups: 100, identical: 1, distinct: 100 }, capacity: 6000 },
             dist: { missing: "--quick: two builds of every platform's tarball take minutes" },
+            journal: { members: 1000, apiLatencyMs: 100, bucketLatencyMs: 30, local: { upMs: [100_000, 90_000], destroyMs: [80_000, 80_000] },
+                bucket: { upMs: [100_000, 98_000], destroyMs: [90_000, 90_000] } },
         };
         const out = table(rowsFor(all));
+        // The journal in a bucket, judged against local disk: up 1.04× (met), destroy 1.13× (not).
+        expect(rowsFor(all).filter((r) => r.figure.startsWith("journal: ")).map((r) => [r.ratio, r.met])).to.deep.equal([
+            ["1.04× local disk's 95000 ms", true], ["1.13× local disk's 80000 ms", false]]);
         for (const figure of ["start: self-contained executable (linux-amd64", "start: self-contained executable, empty environment",
             "start: today's Node-on-PATH launcher", "start: node printing a line (Node floor)", "start: bare @grpc/grpc-js", "start: toy provider",
             "start: dev launcher", "memory: RSS idle after Configure (self-contained executable)",

@@ -563,8 +563,9 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     if (problems.length) for (const line of timeline) ctx.say(`    | ${line}`);
     if (problems.length) {
         // What every command printed, and the crash journal's files, for the person replaying it.
-        const journal = path.join(sb.dir, "home", "plugins-state");
-        const files = fs.existsSync(journal) ? fs.readdirSync(journal, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()) : [];
+        // In PULUMI_HOME, and beside the state (the sandbox's file:// backend).
+        const files = [path.join(sb.dir, "home", "plugins-state"), path.join(sb.dir, "state", ".pulumi", "plugins-state")]
+            .flatMap((journal) => fs.existsSync(journal) ? fs.readdirSync(journal, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()) : []);
         const file = path.join(os.tmpdir(), `campaign-transcript-${label}-${Date.now()}.txt`);
         fs.writeFileSync(file, [...sb.transcript, ...files.map((e) => `--- ${e.name}\n${fs.readFileSync(path.join(e.parentPath, e.name), "utf8")}`)].join("\n"));
         ctx.say(`    transcript: ${file}`);

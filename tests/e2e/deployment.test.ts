@@ -161,17 +161,18 @@ describe("e2e: one deployment, one truth (real CLI and YAML host)", function () 
         }
     });
 
-    it("a read-only plugins-state in PULUMI_HOME: the warning names the folder and the reason, and the deployment is done", async function () {
+    it("a read-only plugins-state beside the stack's state (a file:// backend): the warning names the folder and the reason, the journal is kept in PULUMI_HOME, and the deployment is done", async function () {
         skipWithoutMountNamespace(this);
         const p = await fresh("readonly");
         p.write(yaml.member("a", p.service, "user:a@example.com"));
-        // The CLI itself writes to PULUMI_HOME (its workspace, plugin locks): the plugin's own folder is made read-only.
-        const folder = path.join(sb.env.PULUMI_HOME!, "plugins-state");
+        // The CLI itself writes to the backend's folder (its stacks, locks): the plugin's own folder there is made read-only.
+        const folder = path.join(sb.env.PULUMI_BACKEND_URL!.slice("file://".length), ".pulumi", "plugins-state");
         fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
         const [cmd, ...args] = withReadOnly(folder, [path.join(sb.bin, "pulumi"), "up", "--yes", "--skip-preview", "--non-interactive", "--color", "never"]);
         const r = await sb.exec(cmd, args, p.dir);
         expect(r.code, r.stdout + r.stderr).to.equal(0);
         expect(r.stdout).to.contain(UNUSABLE).and.contain(folder).and.contain("EROFS");
+        expect(r.stdout).to.contain(`It keeps it in ${path.join(sb.env.PULUMI_HOME!, "plugins-state")}`);
         expect(grants(p.parent)).to.deep.equal([`roles/servicemanagement.serviceConsumer user:a@example.com`]);
     });
 

@@ -241,7 +241,7 @@ describe("e2e: the README's walk-through, as written, with the real engine", fun
     it("PULUMI_HOME and the login keep everything in $DEMO (crash journal included), nothing in HOME; step 4 ends the emulator and removes it", async () => {
         const demo = await sh.read('printf %s "$DEMO"');
         expect(fs.existsSync(path.join(home, ".pulumi")), "nothing in ~/.pulumi").to.equal(false);
-        expect(fs.existsSync(path.join(demo, "pulumi-home", "plugins-state", "pulumi-resource-cloud")), "the crash journal in PULUMI_HOME").to.equal(true);
+        expect(fs.existsSync(path.join(demo, "state", ".pulumi", "plugins-state", "pulumi-resource-cloud")), "the crash journal beside the state").to.equal(true);
         expect(fs.readdirSync(path.join(demo, "state", ".pulumi", "stacks")).sort()).to.deep.equal(["endpoints-iam", "endpoints-policy", "endpoints-ts"]);
         await sh.block(CLEAN_UP);
         expect(fs.existsSync(demo)).to.equal(false);
