@@ -256,7 +256,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // Ctrl-C twice ended the CLI before it saved a Create that was answered (it stays pending, and is cleared): the
     // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
     // never made, an orphan no later run names.
-    if (stack.lostCreateSave && violations.length && !known) known = "ctrl-c-twice-loses-an-answered-create";
+    if (stack.lostSave && violations.length && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };

@@ -274,8 +274,8 @@ export class Stack {
     private get saved(): Checkpoint {
         return this.savedState;
     }
-    /** A second Ctrl-C lost the save of a Create that was answered (see knownIssue in case.ts). */
-    lostCreateSave = false;
+    /** A second Ctrl-C lost the save of a Create or a Delete that was answered (see knownIssue in case.ts). */
+    lostSave = false;
     /** The checkpoint as it was before the last change recorded, while that change's save may be under way. */
     private unsaved?: Checkpoint;
     /** Where each process's Diff warnings go (the server warns each reason the journal gives on the resource). */
@@ -762,7 +762,8 @@ export class Stack {
     /** A second Ctrl-C ended the CLI before it saved the last step that ended: the checkpoint is as before it. */
     private loseLastSave(before: Checkpoint): void {
         const lost = [...this.checkpoint.resources].filter(([urn]) => !before.resources.has(urn));
-        if (lost.length) this.lostCreateSave = true;
+        // Whatever the step was (a Create, a Delete, a replaced resource's Delete), the journal saw it answered.
+        this.lostSave = true;
         this.checkpoint = { ...before, pendingCreates: new Map([...before.pendingCreates, ...this.checkpoint.pendingCreates, ...lost]) };
         this.log.push(`  ! the CLI exited before saving the last step that ended`);
     }

@@ -20,6 +20,10 @@ export const RULES = {
         says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (any Diff may be a preview's), a Diff's state does not replace what a live process of another run noted.",
         heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant)", "sim"],
     },
+    "pending-replacement-holds-nothing": {
+        says: "A Diff's olds of a resource whose Delete was answered, under a URN the program now declares as another resource (a deleteBeforeReplace replacement not yet recorded), hold nothing: the engine keeps the deleted resource until its replacement is recorded.",
+        heldBy: ["tests/journal/sim.test.ts (seed 1, case 18275)", "sim"],
+    },
     "live-writer-in-flight": {
         says: "An item whose writer still runs is a write under way, not cut off: no Diff is forced for it.",
         heldBy: ["tests/deployment/deployment.test.ts (a preview beside a live up)", "sim"],
