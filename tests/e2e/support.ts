@@ -297,7 +297,9 @@ export class PulumiSandbox {
             for (const e of fs.readdirSync(d, { withFileTypes: true })) {
                 const p = path.join(d, e.name);
                 if (e.isDirectory()) walk(p);
-                else out.push({ file: p, text: fs.readFileSync(p, "latin1") });
+                // Only files: the crash journal beside a file:// backend's state keeps a named pipe per live process
+                // (its liveness marker), and opening one to read blocks until a writer comes.
+                else if (e.isFile()) out.push({ file: p, text: fs.readFileSync(p, "latin1") });
             }
         };
         walk(path.join(this.dir, "state"));
