@@ -175,9 +175,10 @@ export async function conform(trace: Trace): Promise<Conformance> {
         if (cmd.refused) continue;
         stack.checkpoint = checkpointOf(cmd.before);
         if (cmd.program.length || cmd.args[0] === "up" || cmd.args[0] === "preview") stack.program = cmd.program.map(memberOf);
-        const runs = runsOf(cmd.calls).filter((r) => r.some((c) => RESOURCE_CALLS.has(c.method)));
+        const allRuns = runsOf(cmd.calls);
+        const runs = allRuns.filter((r) => r.some((c) => RESOURCE_CALLS.has(c.method)));
         const cutOff = cmd.fault !== undefined || cmd.calls.some((c) => c.end === undefined);
-        stack.guide = new TraceGuide(runsOf(cmd.calls), cmd.fault !== undefined);
+        stack.guide = new TraceGuide(allRuns, cmd.fault !== undefined);
         stack.sent.length = 0;
         await stack.command(commandOf(cmd.args));
         const modelRuns = [...new Set(stack.sent.filter((c) => RESOURCE_CALLS.has(c.method)).map((c) => c.run))];

@@ -212,7 +212,7 @@ export type Answer = "ok" | "failed" | "gone" | "cut";
  */
 export interface Guide {
     /** A run of the model begins. */
-    beginRun(preview: boolean): void;
+    beginRun(): void;
     order<T>(xs: T[], nameOf: (x: T) => string): T[];
     /** Whether this run's Deletes overlapped. */
     parallel(): boolean;
@@ -353,7 +353,7 @@ export class Stack {
     /** One engine run (a command's preview, or its update): the plugins it starts and the RPCs it sends them. */
     private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
         const address = `${cli}-run${++this.run}`;
-        this.guide?.beginRun(preview);
+        this.guide?.beginRun();
         const rc: RunCommand = runCommandOf(argv);
         const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
         // An open item is said once per run: a second saying of it in the same run is noise.
