@@ -386,12 +386,12 @@ export class Journal {
         this.gather();
         // A resource deleted first for its replacement (deleteBeforeReplace) stays in the engine's state, marked
         // pending replacement, until the replacement's Create is recorded, and its Diff's olds name what was deleted.
-        // Where its Delete was answered (what it held dropped), no write of the URN adding those grants is open since
+        // Where its Delete was answered (what it held dropped), no write of the URN adding those grants (to that parent) is open since
         // (a Create answered once the run was stopped is not noted as held), and the program declares another
         // resource under the URN, those olds hold nothing.
         const oldsGrants = held ? new Set(held.grants.map(grantKey)) : new Set<string>();
         if (held && declared && identityOf(held) !== identityOf(declared) && this.known.heldAs(urn, identityOf(held))?.claim === null &&
-            !this.known.open(urn).some((i) => i.sign === "+" && oldsGrants.has(i.grantKey)) &&
+            !this.known.open(urn).some((i) => i.sign === "+" && parentName(i.entry.parent) === held?.parent && oldsGrants.has(i.grantKey)) &&
             this.rules.fires("pending-replacement-holds-nothing")) held = { ...held, grants: [] };
         const settle: string[] = [];
         const reasons: string[] = [];

@@ -78,6 +78,20 @@ describe("the journal's simulator", function () {
         expect((await simulate(1, 1, new Set(["pending-replacement-holds-nothing"]), () => undefined, { only: 18275 })).violations, "the rule switched off").to.equal(1);
     });
 
+    // Found by a 1,000,000-case run of seed 1 (cases 378347, 423885 and 496015): the replacement's Create, cut off, was
+    // journaled as adding the same role and member on another parent, and that addition was taken as a write of the
+    // old's grant still open, so the old's olds were taken for a grant the stack holds. A stale holder then kept a
+    // later Delete's removal of that grant open, and the final `up` said "this update puts it back".
+    it("a deleteBeforeReplace Member moved to another parent, its Create cut off after its old's Delete: the old holds nothing (seed 1, case 378347)", async () => {
+        const moved: Member = { name: "a", at: { parent: 1, grant: grant.grant }, provider: "default", deleteBeforeReplace: true };
+        const c = base({ commandKnown: true, initial: [{ ...moved, at: grant }], steps: [
+            { program: [moved, { name: "b", at: grant, provider: "default" }], command: { kind: "up", refresh: true }, strike: { kind: "kill-cli", at: 2 }, then: [], revert: false },
+            { program: [moved, { name: "b", at: grant, provider: "default" }], command: { kind: "destroy", skipPreview: true }, then: [], revert: false, later: true },
+        ] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+        expect((await simulate(1, 1, new Set(), () => undefined, { only: 378347 })).violations).to.equal(0);
+    });
+
     it("after `pulumi stack rename`, a deleteBeforeReplace Member replaced as it registers, before its twin's Check: the twin's update puts the grant back", async () => {
         const c = base({ commandKnown: true, renamed: true, initial: [{ ...twins[0], deleteBeforeReplace: true }, twins[1]],
             steps: [{ program: [{ ...twins[0], deleteBeforeReplace: true, at: { parent: 1, grant: grant.grant } }, twins[1]], command: { kind: "up", skipPreview: true }, then: [], revert: false }] });
