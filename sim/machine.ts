@@ -3,7 +3,7 @@
 // that moves only when told. Each process gets the journal host a real plugin gets (provider/deployment/), made of
 // these parts instead of disks, PIDs and timers.
 
-import type { JournalHost, Opened, Peer, Store, Writer } from "../provider/journal/host";
+import type { JournalHost, Opened, Peer, Store, Writer } from "../provider/deployment/host";
 import type { Line } from "../provider/journal/knowledge";
 
 /** One process's file in the storage. */

@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
 import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
-import { Diagnostics, Journal, PolicyReader, RunCommand } from "../provider/journal/journal";
+import { Diagnostics, JournalShell as Journal, PolicyReader, RunCommand } from "../provider/deployment/shell";
 import { Rules } from "../provider/journal/rules";
 import { runCommandOf } from "../provider/process/command";
 import type { Claim } from "../provider/resources/resource";

@@ -137,7 +137,16 @@ describe("the journal's decision core", () => {
         expect(wrong).to.deep.equal([]);
     });
 
-    it("reads no clock, randomness, timer or process of its own: its host gives them", () => {
+    it("waits for nothing: no step is async, awaits or makes a promise (the shell does the waiting)", () => {
+        const banned = /\b(async|await|Promise|then\()/;
+        const wrong = sources(JOURNAL).flatMap((file) => fs.readFileSync(file, "utf8").split("\n")
+            .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
+            .filter(({ line }) => !/^\s*\*/.test(line) && !/^\s*\/\*\*/.test(line) && banned.test(line))
+            .map(({ i }) => `${path.relative(ROOT, file)}:${i + 1}`));
+        expect(wrong).to.deep.equal([]);
+    });
+
+    it("reads no clock, randomness, timer or process of its own: the shell tells it the time and the storage", () => {
         const banned = /\b(Date\.now|new Date|Math\.random|setTimeout|setInterval|setImmediate|process\.|require\()/;
         const wrong = sources(JOURNAL).flatMap((file) => fs.readFileSync(file, "utf8").split("\n")
             .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))

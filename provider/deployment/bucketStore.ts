@@ -12,7 +12,7 @@
 // process's lines are taken there by one process only. When the bucket fails (missing, refused, too slow), the
 // process says so once and goes on with its file here: nothing is removed because of it.
 
-import type { Peer, Store } from "../journal/host";
+import type { Peer, Store } from "./host";
 import type { Answer, Bucket, Listed } from "./gcs";
 import { leaseRuns, LEASE_RENEW_MS } from "./lease";
 import { pidSays, ProcessFile, thisProcess } from "./files";

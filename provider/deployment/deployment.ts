@@ -1,6 +1,7 @@
-// The crash journal's shell on a real machine: the journal (provider/journal/) decides, and this gives it what it
-// asks for — the stack's folder with one file per plugin process (files.ts), beside it the stack's objects in a
-// bucket where the journal travels with the state (bucketStore.ts), this process, the clock, hashes and sleeps.
+// The crash journal's host on a real machine: the journal (provider/journal/) decides, its shell (shell.ts) carries
+// its actions out, and this gives the shell what it needs — the stack's folder with one file per plugin process
+// (files.ts), beside it the stack's objects in a bucket where the journal travels with the state (bucketStore.ts),
+// this process, the clock, hashes and sleeps.
 //
 // Where (location.ts decides): the backend's own folder or bucket for a `file://` or `gs://` backend, under
 // `.pulumi/plugins-state/pulumi-resource-cloud/stacks/<key>`; the location PULUMI_CLOUD_JOURNAL_URL names, for any
@@ -11,8 +12,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import type { JournalHost, Opened } from "../journal/host";
-import { Diagnostics, Journal, PolicyReader, RunCommand } from "../journal/journal";
+import type { RunCommand } from "../journal/events";
 import type { Line } from "../journal/knowledge";
 import { Rules } from "../journal/rules";
 import { credentialsFor } from "../iam/auth";
@@ -20,9 +20,11 @@ import { PACKAGE_NAME } from "../package/version";
 import { BucketStore } from "./bucketStore";
 import { crypto, privateFolder, ProcessFile, thisProcess } from "./files";
 import { Bucket } from "./gcs";
+import type { JournalHost, Opened } from "./host";
 import { BACKEND_PREFIX, backendName, backendOf, journalLocation, Location } from "./location";
+import { Diagnostics, JournalShell, PolicyReader } from "./shell";
 
-export type { BaseContext, Diagnostics, EngineAlive, OperationKind, RunCommand } from "../journal/journal";
+export type { BaseContext, Diagnostics, EngineAlive, OperationKind, RunCommand } from "./shell";
 
 /** How long the journal's storage may take to answer one request, retries included. */
 const STORAGE_BUDGET_MS = 10_000;
@@ -163,8 +165,8 @@ export function nodeHost(env: NodeJS.ProcessEnv, warn: (message: string) => void
     };
 }
 
-/** The deployment around every resource operation: the journal on this machine. */
-export class Deployment extends Journal {
+/** The deployment around every resource operation: the journal's shell on this machine. */
+export class Deployment extends JournalShell {
     constructor(log: Diagnostics, iam: (provider: string) => PolicyReader | undefined, env: NodeJS.ProcessEnv = process.env,
         runCommand: () => RunCommand = () => ({})) {
         super(nodeHost(env, (m) => log.warn(m)), log, iam, runCommand, new Rules());

@@ -19,7 +19,7 @@ import type * as Crypto from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import type { Peer, Store, Writer } from "../journal/host";
+import type { Peer, Store, Writer } from "./host";
 
 let loadedCrypto: typeof Crypto | undefined;
 

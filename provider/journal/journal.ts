@@ -1,7 +1,9 @@
-// The crash journal: what the plugin processes of one engine run declare, write and change, and what earlier runs
-// left behind — one object around every resource operation (the server calls it before and after each, as
-// middleware wraps a handler; the resources see only a ResourceContext). It decides; its host (host.ts) carries out:
-// provider/deployment/ on a real machine, sim/ in the simulator.
+// The crash journal's decision core: what the plugin processes of one engine run declare, write and change, and what
+// earlier runs left behind — one object around every resource operation. It is a state machine: each step (a
+// request of the engine, the answer to a write, the end of the run) is a synchronous call that decides, and queues
+// what is to be done as actions (events.ts: journal this line, take that file, say this). Its shell
+// (provider/deployment/shell.ts) tells it what the storage shows and what time it is before each step, carries the
+// actions out (the disk or bucket, Google, the engine's log) and feeds the results back. No step awaits anything.
 //
 // Why: a write is accepted by Google before the engine records the operation that made it. If the plugin or the
 // engine dies in between, a grant is in IAM and in no state (a write that added it), or gone from IAM while the
@@ -16,42 +18,17 @@
 // loses no grant, and a note that may be untrue says so. Each rule is named once in rules.ts; `this.rules.fires(…)`
 // marks where it decides.
 
-import { Code, IamError } from "../iam/errors";
-import type { IamFetcher } from "../iam/fetcher";
-import type { Recorded } from "../iam/parentPolicy";
 import { describeGrant, Grant, grantChanges, grantKey, grantKeysOf } from "../iam/grants";
 import { grantId, Parent, parentName, PREFIX } from "../iam/names";
 import { Policy } from "../iam/policy";
 import { token } from "../package/tokens";
-import { Claim, Kept, ResourceContext, shortUrn } from "../resources/resource";
+import { Claim, Kept, shortUrn } from "../resources/resource";
 import { ClaimIndex, conflictOf, covers, Notice } from "./claims";
-import { JournalHost, Peer, Store } from "./host";
-import { closedIn, EARLY_REPORT_MS, endpointOf, Entry, entryOf, identityOf, IN_FLIGHT_SLACK_MS, Item, Knowledge, Line, providerKey, runOf, setOf, writerOf } from "./knowledge";
+import type { Action, Attached, Operation, PeerView, ReadResult, ReportRead, RunCommand, World, Writer } from "./events";
+import { closedIn, endpointOf, Entry, entryOf, identityOf, IN_FLIGHT_SLACK_MS, Item, Knowledge, Line, providerKey, runOf, setOf, writerOf } from "./knowledge";
 import { Rules } from "./rules";
 
-/** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
-export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";
-
-/**
- * What the command the engine runs says of this process's run, where the plugin can tell (process/command.ts):
- * `preview` when nothing the run reads is saved (`pulumi preview`, `--preview-only`), `partial` when it leaves resources
- * out; unknown otherwise.
- */
-export interface RunCommand {
-    preview?: boolean;
-    /**
-     * A command that saves what it does and, unless `--skip-preview` (`previewsFirst` false), previews it first in
-     * plugin processes of their own (`pulumi up`, `destroy`, `refresh`): a run of it may be that preview.
-     */
-    previewsFirst?: boolean;
-    /** `--target`, `--exclude` or `pulumi import`: the run sends only some of the resources the engine holds. */
-    partial?: boolean;
-    /** The run reads every resource first (`--refresh`, `pulumi refresh`): a Diff's olds are what it read. */
-    refresh?: boolean;
-    /** The URNs (or patterns, `*` for any text) of `--target`, and of `--exclude`. */
-    targets?: string[];
-    excludes?: string[];
-}
+export type { Action, Attached, Operation, OperationKind, PeerView, ReadResult, ReportRead, RunCommand, World, Writer } from "./events";
 
 /**
  * Whether the run leaves `urn` as the stack holds it: a `--target` run every resource it does not target (its
@@ -65,15 +42,31 @@ function leftAlone(command: RunCommand, urn: string): boolean {
     return false;
 }
 
-/** Whether the engine still runs (it then holds the outcome of every operation answered to it). */
-export type EngineAlive = () => Promise<boolean>;
+/** What an operation's start decided, for its end. */
+export interface Begun {
+    /** The Delete of a replaced resource (its URN Checked in this run): it carries the old state. */
+    replaced: boolean;
+}
+
+/** A report in the making: the items to say, grouped by the policy each is checked against. */
+export interface ReportPlan {
+    early: boolean;
+    groups: { read: ReportRead; items: Item[] }[];
+    live: Set<string>;
+}
 
 export class Journal {
     /** The engine run (see attach): every plugin process the engine starts for one operation shares it. */
     private run = "";
-    private engineAddress?: string;
-    private file?: Store<Line>;
-    private attached = false;
+    /** Where this process's file is, while the journal may use it. */
+    private where?: string;
+    private attachedYet = false;
+    /** What the shell saw last: the time and the other files. */
+    private view: World = { now: 0, peers: [] };
+    private readonly outbox: Action[] = [];
+    /** Operations and reports begun and not yet ended: the run's end records answers only when there are none. */
+    private underWay = 0;
+    private commandGiven?: RunCommand;
     /** This process's provider: its URN and endpoint (Configure), so a journaled write is checked where it was made. */
     private providerId = "";
     /** Every claim of the run, by URN: this process's (`own`) and its other processes', as their files grow. */
@@ -89,7 +82,6 @@ export class Journal {
     private readonly answeredItems = new Set<string>();
     /** Other resources' removals of grants an answered operation of this process set again (see removal-held-elsewhere). */
     private readonly restored = new Set<string>();
-    private readonly running = new Set<Promise<unknown>>();
     /** Entries whose write is under way (see `landed`). */
     private readonly writing = new Set<string>();
     private readonly forcedSaid = new Set<string>();
@@ -115,17 +107,14 @@ export class Journal {
     private lines = 0;
 
     /**
-     * `iam`: the fetcher of the provider this process serves, when it is configured (what checks a journaled grant
-     * against Google before it is said).
+     * `self`: this process, as its file's lines name it. `digest`: a short hex digest of a text (names that must be the
+     * same wherever they are made).
      */
-    constructor(private readonly host: JournalHost<Line>, private readonly log: Diagnostics,
-        private readonly iam: (provider: string) => PolicyReader | undefined,
-        private readonly runCommand: () => RunCommand = () => ({}), readonly rules: Rules = new Rules()) {}
+    constructor(private readonly self: Writer, private readonly digest: (text: string) => string, readonly rules: Rules = new Rules()) {}
 
-    private commandRead?: RunCommand;
-    /** Asked only when a rule needs it: reading it may start a process (macOS `ps`), kept off the plugin's start. */
+    /** What the command line says (given with `attached`); before that, nothing: unknown. */
     private get command(): RunCommand {
-        return (this.commandRead ??= this.runCommand());
+        return this.commandGiven ?? {};
     }
 
     /** Whether what this process's Reads answer is never saved (a preview), as far as it can tell. */
@@ -149,148 +138,171 @@ export class Journal {
         return this.previewRun || (this.command.previewsFirst === true && !this.laterRun && !this.sawUpdate);
     }
 
-    /**
-     * At the first resource request (a Check, Diff or operation; not Configure, which a run of lookups alone sends
-     * too): which run of its CLI this is, where the command previews first. Reading the command line may start a
-     * process (macOS `ps`): kept off the lookups' path.
-     */
-    private markRun(): void {
-        if (this.runMarked || !this.file) return;
-        this.runMarked = true;
-        if (this.command.previewsFirst) this.laterRun = this.file.laterRunOfCli(this.run);
+    // ---- Events: what the shell tells before a step, and what its actions came to.
+
+    /** What the storage shows now, and the time: told before every step. */
+    observe(world: World): void {
+        this.view = world;
     }
 
-    /** The engine's address: the processes it starts for one run are its children, and share the address. */
-    engine(address: string | undefined): void {
-        if (address && !this.attached) this.engineAddress = address;
+    /** The next action to carry out, in order (undefined: none). */
+    next(): Action | undefined {
+        return this.outbox.shift();
+    }
+
+    /** Whether the journal has a store to keep its lines in. */
+    get keeping(): boolean {
+        return this.where !== undefined;
+    }
+
+    /**
+     * Whether the run's mark is wanted (see `runMarked`): at the first resource request (a Check, Diff or operation;
+     * not Configure, which a run of lookups alone sends too), where the command previews first.
+     */
+    get wantsRunMark(): boolean {
+        return !this.runMarked && this.where !== undefined;
+    }
+
+    /** Which run of its CLI this is (`laterRun`: it came after another, the update after its preview). */
+    runMarkedAs(laterRun: boolean): void {
+        this.runMarked = true;
+        if (this.command.previewsFirst) this.laterRun = laterRun;
     }
 
     /** The provider this process serves (Configure): its URN and where it sends requests. */
     provider(urn: string, endpoint: string): void {
         this.providerId = providerKey(`${urn}|${endpoint}`);
         this.append({ op: "serves", provider: this.providerId });
-        this.reportEarly();
     }
 
     private reportedEarly = false;
 
     /**
-     * What earlier runs left open is said as soon as this process knows its stack and its provider, while the
-     * engine is surely there to show it (a warning sent as the engine closes its plugins may come too late to be
-     * printed); the end of the run says only what is still unsaid then.
+     * Whether the report of what earlier runs left open is due now: as soon as this process knows its stack and its
+     * provider, while the engine is surely there to show it (a warning sent as the engine closes its plugins may come
+     * too late to be printed); the end of the run says only what is still unsaid then.
      */
-    private reportEarly(): void {
-        if (this.reportedEarly || !this.file || !this.providerId) return;
+    earlyReportDue(): boolean {
+        if (this.reportedEarly || !this.where || !this.providerId) return false;
         this.reportedEarly = true;
-        const work = this.report(this.iam, this.host.now() + EARLY_REPORT_MS, true).catch((e: unknown) => {
-            this.log.debug(`the crash journal's report failed: ${e instanceof Error ? e.message : String(e)}`);
-        });
-        this.running.add(work);
-        void work.finally(() => this.running.delete(work));
+        return true;
+    }
+
+    /** Whether the stack's journal was opened (or found unusable) already. */
+    get attached(): boolean {
+        return this.attachedYet;
     }
 
     /**
-     * The first resource request names the stack: opens this process's file in the stack's folder and takes over
-     * what dead processes left there. Never throws: without the folder the deployment runs on, and the user is told
-     * why once.
+     * The first resource request named the stack and the shell opened this process's file in its journal (or says
+     * why it could not): takes over what dead processes left there. Without the journal the deployment runs on, and
+     * the user is told why once.
      */
-    attach(urn: string): void {
-        if (this.attached) return;
-        const run = this.host.runId(this.engineAddress);
-        const opened = this.host.open(urn, { op: "hello", writer: this.host.self(), run });
-        if (!opened) return;
-        this.attached = true;
-        this.run = run;
-        if ("why" in opened) return this.unprotected(opened.where, opened.why);
-        this.file = opened.store;
+    attach(a: Attached): void {
+        if (this.attachedYet) return;
+        this.attachedYet = true;
+        this.run = a.run;
+        this.commandGiven = a.command;
+        if ("why" in a) return this.unprotected(a.where, a.why);
+        this.where = a.where;
         if (this.providerId) this.append({ op: "serves", provider: this.providerId });
-        try {
-            this.takeOver();
-        } catch (e) {
-            this.unprotected(this.file?.where ?? "the stack's journal", `taking over what a dead process left failed (${reason(e)})`);
-        }
-        this.reportEarly();
+        this.takeOver();
     }
 
-    /** The folder cannot be used: said once, on the stack. */
+    /** The storage refused (full, read-only, gone): the journal goes on without it, and says so once. */
+    storageFailed(why: string): void {
+        if (this.where !== undefined) this.unprotected(this.where, why);
+    }
+
+    /** The folder cannot be used: said once, on the stack; nothing more is asked of the store. */
     private unprotected(where: string, why: string): void {
-        this.file?.close(false);
-        this.file = undefined;
-        this.log.warn(`the plugin cannot keep its crash journal in ${where}: ${why}. This deployment goes on, but a grant ` +
+        const wasKeeping = this.where !== undefined;
+        this.where = undefined;
+        for (let i = this.outbox.length - 1; i >= 0; i--) if (this.outbox[i].kind === "append" || this.outbox[i].kind === "take") this.outbox.splice(i, 1);
+        if (wasKeeping) this.outbox.push({ kind: "close", remove: false });
+        this.outbox.push({ kind: "warn", message: `the plugin cannot keep its crash journal in ${where}: ${why}. This deployment goes on, but a grant ` +
             "written just before a crash would not be found by the next run, and a Delete does not see what other plugin " +
             "processes of this deployment declare. Fix the folder (it must be yours, mode 0700, not a link, writable) or set " +
-            "PULUMI_HOME to one that is.");
+            "PULUMI_HOME to one that is." });
     }
 
     private append(line: Line, durable = false): void {
         if (line.op === "holds") this.heldHere = true;
-        if (this.file) {
-            try {
-                this.file.append(line, durable);
-            } catch (e) {
-                this.unprotected(this.file.where, `writing failed (${reason(e)})`);
-            }
-        }
-        this.known.learn(line, this.host.self().id, this.run);
+        if (this.where !== undefined) this.outbox.push({ kind: "append", line, durable });
+        this.known.learn(line, this.self.id, this.run);
     }
 
     /** The other processes whose files are here and that still run: what they hold is in flight, not orphaned. */
     private livePeers(): Set<string> {
-        const file = this.file;
-        return new Set((file?.peers() ?? []).flatMap((p) => (p.writer && file?.runs(p) ? [p.writer.id] : [])));
+        return new Set(this.view.peers.flatMap((p) => (p.writer && p.alive ? [p.writer.id] : [])));
     }
+
+    /** Lines to carry for each file being taken (see `took`). */
+    private readonly taking = new Map<string, Line[]>();
 
     /**
      * Takes the files of processes that no longer run: what they hold that is still open, and what they settled of
-     * other files' entries, is carried in this process's file (on disk before theirs is removed).
+     * other files' entries, is carried in this process's file (kept before theirs is removed: the shell's `take`).
      */
     private takeOver(): void {
-        const file = this.file;
-        if (!file) return;
+        if (!this.where) return;
         this.gather();
         const open = new Set(this.known.open().map((i) => i.entry.id));
         const live = this.livePeers();
-        for (const peer of file.peers()) {
-            if (peer.writer ? file.runs(peer) : this.host.now() - peer.touched < 60_000) continue;
+        for (const peer of this.view.peers) {
+            if (peer.writer ? peer.alive : this.view.now - peer.touched < 60_000) continue;
             if (peer.takenBy !== undefined && live.has(peer.takenBy)) continue; // being carried over right now
             const writer = peer.writer?.id ?? peer.file;
             const sameRun = runOf(peer) === this.run;
-            file.take(peer, () => {
-                for (const l of peer.lines) {
-                    if (l.op === "wrote") {
-                        const id = l.id ?? `${writer}:${l.n}`;
-                        const entry = this.known.entries.get(id);
-                        if (entry && open.has(id)) {
-                            this.append({ op: "wrote", n: ++this.lines, ...entry });
-                            this.known.holder.set(id, this.host.self().id);
-                        }
-                    } else if (l.op === "settled") {
-                        const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
-                        if (items.length) this.append({ op: "settled", items });
-                    } else if (l.op === "answered") {
-                        // That the operation was answered outlives its process: later runs leave it to their word.
-                        const items = l.items.filter((i) => open.has(entryOf(i)));
-                        if (items.length) this.append({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
-                    } else if (l.op === "holds") {
-                        // What the stack holds outlives every run: the latest of each resource is carried.
-                        const identity = l.claim ? identityOf(l.claim) : l.of;
-                        if (identity === undefined || this.known.heldAs(l.urn, identity)?.at === l.at) this.append(l);
-                    } else if (sameRun && (l.op === "declare" || l.op === "said")) {
-                        this.append(l);
-                    }
+            const carry: Line[] = [];
+            for (const l of peer.lines) {
+                if (l.op === "wrote") {
+                    const id = l.id ?? `${writer}:${l.n}`;
+                    const entry = this.known.entries.get(id);
+                    if (entry && open.has(id)) carry.push({ op: "wrote", n: ++this.lines, ...entry });
+                } else if (l.op === "settled") {
+                    const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
+                    if (items.length) carry.push({ op: "settled", items });
+                } else if (l.op === "answered") {
+                    // That the operation was answered outlives its process: later runs leave it to their word.
+                    const items = l.items.filter((i) => open.has(entryOf(i)));
+                    if (items.length) carry.push({ op: "answered", urn: l.urn, items, ...(l.carried || !sameRun ? { carried: true as const } : {}) });
+                } else if (l.op === "holds") {
+                    // What the stack holds outlives every run: the latest of each resource is carried.
+                    const identity = l.claim ? identityOf(l.claim) : l.of;
+                    if (identity === undefined || this.known.heldAs(l.urn, identity)?.at === l.at) carry.push(l);
+                } else if (sameRun && (l.op === "declare" || l.op === "said")) {
+                    carry.push(l);
                 }
-            });
+            }
+            this.taking.set(peer.file, carry);
+            this.outbox.push({ kind: "take", file: peer.file, carry });
+        }
+    }
+
+    /**
+     * What the shell's take of `file` came to: taken (its lines carried into this process's file) or not (another
+     * process took it first). What was carried is this process's from now on.
+     */
+    took(file: string, taken: boolean): void {
+        const carry = this.taking.get(file);
+        this.taking.delete(file);
+        if (!taken || !carry) return;
+        for (const l of carry) {
+            if (l.op === "holds") this.heldHere = true;
+            this.known.learn(l, this.self.id, this.run);
+            if (l.op === "wrote" && l.id !== undefined) this.known.holder.set(l.id, this.self.id);
         }
     }
 
     /** The lines of this run's other processes (alive or not). */
-    private runPeers(): Peer<Line>[] {
-        return (this.file?.peers() ?? []).filter((p) => runOf(p) === this.run);
+    private runPeers(): PeerView[] {
+        return this.view.peers.filter((p) => runOf(p) === this.run);
     }
 
-    /** Reads what the folder's other files appended since the last call (their files only grow). */
+    /** Reads what the folder's other files appended since the last step (their files only grow). */
     private gather(): void {
-        for (const peer of this.file?.peers() ?? []) {
+        for (const peer of this.where !== undefined ? this.view.peers : []) {
             const run = runOf(peer);
             const writer = peer.writer?.id ?? peer.file;
             for (const line of peer.lines.slice(this.gathered.get(peer.file) ?? 0)) {
@@ -311,7 +323,6 @@ export class Journal {
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
     declare(urn: string, claim: Claim): Notice[] {
-        this.markRun();
         this.own.add(urn);
         this.claims.set(urn, claim);
         this.append({ op: "declare", urn, claim });
@@ -333,7 +344,7 @@ export class Journal {
      * What the deployment declares on `parent`: each resource's current claim from Check, in every process of the
      * run. A resource being deleted counts only if the program still declares it (then it is its own replacement).
      */
-    private kept(parent: string, urn: string): Kept {
+    kept(parent: string, urn: string): Kept {
         this.gather();
         const run = this.claims.kept(parent);
         // A resource the run has not Checked may stay in the stack, holding what its state held when last seen: a
@@ -371,7 +382,7 @@ export class Journal {
         const was = this.known.heldAs(urn, identity);
         const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
         if (was && text(was.claim) === text(claim)) return;
-        this.append({ op: "holds", urn, claim, at: this.host.now(), ...(claim ? {} : { of: identity }) });
+        this.append({ op: "holds", urn, claim, at: this.view.now, ...(claim ? {} : { of: identity }) });
     }
 
     /**
@@ -381,8 +392,6 @@ export class Journal {
      * write of this run removed (a Delete that ran before this resource's Check).
      */
     state(urn: string, held: Claim | undefined, declared?: Claim, replaced = false): { force: boolean; tell: string[] } {
-        this.attach(urn);
-        this.markRun();
         this.gather();
         // A resource deleted first for its replacement (deleteBeforeReplace) stays in the engine's state, marked
         // pending replacement, until the replacement's Create is recorded, and its Diff's olds name what was deleted.
@@ -407,7 +416,7 @@ export class Journal {
         // it does not replace what a live process of another run (an update beside it) noted of the resource.
         const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
         const besideLive = () => this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run &&
-            noted.writer !== this.host.self().id && (live ??= this.livePeers()).has(noted.writer);
+            noted.writer !== this.self.id && (live ??= this.livePeers()).has(noted.writer);
         if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
@@ -423,7 +432,7 @@ export class Journal {
             if (!declared || !covers(declared, item.grant) || !this.rules.fires("diff-forces-program")) continue;
             // A write whose process still runs is under way (a live `pulumi up` beside this preview), not cut off:
             // its own run records it.
-            if (writerOf(item.entry) !== this.host.self().id && (live ??= this.livePeers()).has(writerOf(item.entry)) &&
+            if (writerOf(item.entry) !== this.self.id && (live ??= this.livePeers()).has(writerOf(item.entry)) &&
                 this.rules.fires("live-writer-in-flight")) continue;
             const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal the program agrees with: the state still lists it, so the Diff shows the change anyway.
@@ -475,29 +484,24 @@ export class Journal {
     }
 
     /**
-     * Journals what a write of `urn` adds to and removes from `parent`'s policy; the write waits for `durable` (on
-     * disk) before it is sent. Returns the undo too, for a write no attempt of which can have applied.
+     * Journals what a write of `urn` adds to and removes from `parent`'s policy. Returns the entry's id, or undefined
+     * when the write changes nothing: where there is one, the write waits until the line is kept (the shell syncs).
      */
-    private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
+    wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): string | undefined {
         const { added, removed } = grantChanges(before.bindings, after.bindings);
-        if (added.length === 0 && removed.length === 0) return { undo: () => undefined, landed: (w) => this.landed(parent, undefined, w), durable: Promise.resolve() };
+        if (added.length === 0 && removed.length === 0) return undefined;
         const n = ++this.lines;
-        const id = `${this.host.self().id}:${n}`;
+        const id = `${this.self.id}:${n}`;
         this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}) });
         this.noteRemoved(parent, removed);
-        const file = this.file;
-        const durable = file ? file.sync().catch((e: unknown) => {
-            if (this.file === file) this.unprotected(file.where, `writing failed (${reason(e)})`);
-        }) : Promise.resolve();
         this.writing.add(id);
-        return {
-            undo: () => {
-                this.writing.delete(id);
-                this.append({ op: "undone", id });
-            },
-            landed: (written) => this.landed(parent, id, written),
-            durable,
-        };
+        return id;
+    }
+
+    /** A write no attempt of which can have applied: its entry is undone. */
+    undone(id: string): void {
+        this.writing.delete(id);
+        this.append({ op: "undone", id });
     }
 
     /**
@@ -506,11 +510,11 @@ export class Journal {
      * flight) may still land until its last attempt's deadline is well past.
      */
     private judgeable(entry: Entry, live: () => Set<string>): boolean {
-        if (writerOf(entry) === this.host.self().id) return !(this.writing.has(entry.id) && this.rules.fires("in-flight-slack"));
+        if (writerOf(entry) === this.self.id) return !(this.writing.has(entry.id) && this.rules.fires("in-flight-slack"));
         // A writer that still runs may still send it, whatever the clock says (a clock set forward would otherwise
         // make its write look long over). An entry without `until` is the previous release's: its write ended long
         // before this process started.
-        const over = (entry.until === undefined || this.host.now() > entry.until + IN_FLIGHT_SLACK_MS) && !live().has(writerOf(entry));
+        const over = (entry.until === undefined || this.view.now > entry.until + IN_FLIGHT_SLACK_MS) && !live().has(writerOf(entry));
         return over || !this.rules.fires("in-flight-slack");
     }
 
@@ -519,7 +523,7 @@ export class Journal {
      * settled (a `+` grant gone, a `-` grant back), except those of writes whose own answer the engine has yet to
      * record (this one, and any other under way).
      */
-    private landed(parent: Parent, id: string | undefined, written: Policy): void {
+    landed(parent: Parent, id: string | undefined, written: Policy): void {
         if (id !== undefined) this.writing.delete(id);
         const name = parentName(parent);
         const present = grantKeysOf(written.bindings);
@@ -530,17 +534,12 @@ export class Journal {
     }
 
     /**
-     * Runs a resource operation inside the deployment, as middleware wraps a handler: the stack's folder is open
-     * before it, the operation gets what the deployment keeps and notes (its ResourceContext), the state a request
-     * carries is taken as the engine's word, and an operation answered (not a preview) names the items the
-     * engine's record of it settles (`scope`: the claim of the state it leaves, or of the state a Delete removed).
+     * A resource operation begins (the shell runs it between `begin` and `answered` or `failed`): the state its request
+     * carries is taken as the engine's word, and a Delete is noted so a later Delete of the run knows it goes.
      */
-    async operation<T>(op: { urn: string; kind: OperationKind; preview: boolean; held?: Claim },
-        base: BaseContext, run: (ctx: ResourceContext) => Promise<T>,
-        scope: (result: T) => Claim | undefined): Promise<T> {
+    begin(op: Operation): Begun {
         const urn = op.urn;
-        this.attach(urn);
-        this.markRun();
+        this.underWay++;
         // A preview's Update carries the Diff's olds (what a `--refresh` read, in a preview): the Diff had its say.
         // The Delete of a replaced resource (its URN Checked in this run) carries the old state, not what the stack holds.
         let replaced = false;
@@ -551,66 +550,64 @@ export class Journal {
         if (op.held && !op.preview) this.state(urn, op.held, undefined, replaced);
         if (op.preview) this.sawPreview = true;
         else if (op.kind === "create" || op.kind === "update" || op.kind === "delete") this.sawUpdate = true;
-        const read = op.kind === "refresh" || op.kind === "import";
-        if (read) this.readHere.add(urn);
+        if (op.kind === "refresh" || op.kind === "import") this.readHere.add(urn);
         if (op.kind === "delete") this.append({ op: "deleting", urn });
-        let resourceId: string | undefined;
-        const work = run({
-            ...base,
-            urn,
-            named: (id) => (resourceId = id),
-            kept: (parent) => this.kept(parent, urn),
-            wrote: (parent, before, after, deadline) => this.wrote(urn, resourceId, parent, before, after, deadline),
-        });
-        this.running.add(work);
-        try {
-            const result = await work;
-            // A refresh that finds the resource gone drops it from the engine's state, as a Delete does.
-            const drops = op.kind === "delete" || (op.kind === "refresh" && result === undefined);
-            const claim = drops ? op.held : scope(result);
-            // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
-            // no longer records it (Ctrl-C twice): left to the next run's word.
-            // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
-            // saved nowhere: it answers nothing the engine keeps.
-            const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
-            // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
-            // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
-            // A replaced resource's Delete drops what it held, not what its replacement (of another identity) holds
-            // under the same URN; with `--replace` the two are one identity, and the replacement's hold stays.
-            const of = claim ?? op.held;
-            const replacement = this.claims.get(urn);
-            const ownHold = !replaced || (of !== undefined && replacement !== undefined && identityOf(replacement) !== identityOf(of));
-            if (of && !op.preview && !previewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
-            if (!op.preview && claim && !previewRead) {
-                this.gather();
-                const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
-                // A grant written for another resource that this one's new state holds (an import of an orphan,
-                // the same grant declared twice) is held by the stack from now on.
-                if (!drops) {
-                    for (const g of claim.grants) {
-                        for (const i of this.known.openOf(claim.parent, grantKey(g))) {
-                            if (i.entry.urn === urn) continue;
-                            if (i.sign === "+") items.push(i.key);
-                            // Another resource's removal of a grant this one's operation set: put back once recorded.
-                            else if (!this.stopping && this.rules.fires("removal-held-elsewhere")) this.restored.add(i.key);
-                        }
+        return { replaced };
+    }
+
+    /**
+     * The operation was answered: `gone`, a refresh found the resource gone; `claim`, the claim of the state it
+     * leaves. An answer (not a preview's) names the items the engine's record of it settles.
+     */
+    answered(op: Operation, begun: Begun, result: { gone: boolean; claim?: Claim }): void {
+        this.underWay--;
+        const urn = op.urn;
+        const { replaced } = begun;
+        const read = op.kind === "refresh" || op.kind === "import";
+        // A refresh that finds the resource gone drops it from the engine's state, as a Delete does.
+        const drops = op.kind === "delete" || (op.kind === "refresh" && result.gone);
+        const claim = drops ? op.held : result.claim;
+        // An answer given once the run is being stopped (a signal, the engine's Cancel) may find an engine that
+        // no longer records it (Ctrl-C twice): left to the next run's word.
+        // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
+        // saved nowhere: it answers nothing the engine keeps.
+        const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
+        // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
+        // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
+        // A replaced resource's Delete drops what it held, not what its replacement (of another identity) holds
+        // under the same URN; with `--replace` the two are one identity, and the replacement's hold stays.
+        const of = claim ?? op.held;
+        const replacement = this.claims.get(urn);
+        const ownHold = !replaced || (of !== undefined && replacement !== undefined && identityOf(replacement) !== identityOf(of));
+        if (of && !op.preview && !previewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
+        if (!op.preview && claim && !previewRead) {
+            this.gather();
+            const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+            // A grant written for another resource that this one's new state holds (an import of an orphan,
+            // the same grant declared twice) is held by the stack from now on.
+            if (!drops) {
+                for (const g of claim.grants) {
+                    for (const i of this.known.openOf(claim.parent, grantKey(g))) {
+                        if (i.entry.urn === urn) continue;
+                        if (i.sign === "+") items.push(i.key);
+                        // Another resource's removal of a grant this one's operation set: put back once recorded.
+                        else if (!this.stopping && this.rules.fires("removal-held-elsewhere")) this.restored.add(i.key);
                     }
                 }
-                // Neither settled nor said by this process: whether the engine records it is the next run's to see.
-                // An answer after the stop began is in this run's hands (the line below) and settled by no one here.
-                if (!(this.stopping && this.rules.fires("answer-after-stop"))) for (const i of items) (read ? this.answeredReads : this.answeredItems).add(i);
-                // Read by this run's other processes, which then leave these items to this one; by later runs, which
-                // leave them to their own word on the resource (an answer is not yet a record).
-                if (items.length) this.append({ op: "answered", urn, items });
             }
-            return result;
-        } catch (e) {
-            // A Delete that failed leaves its resource in the stack: a later Delete of the run leaves its grant to it.
-            if (op.kind === "delete") this.append({ op: "deleting", urn, failed: true });
-            throw e;
-        } finally {
-            this.running.delete(work);
+            // Neither settled nor said by this process: whether the engine records it is the next run's to see.
+            // An answer after the stop began is in this run's hands (the line below) and settled by no one here.
+            if (!(this.stopping && this.rules.fires("answer-after-stop"))) for (const i of items) (read ? this.answeredReads : this.answeredItems).add(i);
+            // Read by this run's other processes, which then leave these items to this one; by later runs, which
+            // leave them to their own word on the resource (an answer is not yet a record).
+            if (items.length) this.append({ op: "answered", urn, items });
         }
+    }
+
+    /** The operation failed: a Delete that failed leaves its resource in the stack (a later Delete leaves its grant to it). */
+    failed(op: Operation): void {
+        this.underWay--;
+        if (op.kind === "delete") this.append({ op: "deleting", urn: op.urn, failed: true });
     }
 
     /**
@@ -632,13 +629,15 @@ export class Journal {
         this.stop();
     }
 
+    /** The answers the run's end would take as recorded (see `endOfRun`). */
+    private toRecord: string[] = [];
+
     /**
-     * At the end of this process: waits for the operations under way; if the engine is still there, it holds every
-     * answer given before the stop, so their items are settled; then says what stays open (see `report`).
+     * The end of this process, once the operations under way ended or the shell stopped waiting for them. Returns
+     * whether the engine's presence decides (the shell asks, and tells `engineThere`): if it is still there, it holds
+     * every answer given before the stop.
      */
-    async finish(engineAlive: EngineAlive, budgetMs: number): Promise<void> {
-        const deadline = this.host.now() + budgetMs;
-        await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
+    endOfRun(): boolean {
         // A Read carries no preview flag: where the command line is unknown, its answer may be a preview's, unless the
         // process was sent what no preview sends (a Delete, an unflagged Create or Update).
         const mayBePreviewRead = this.previewRun || (this.unknownCommand && !this.sawUpdate);
@@ -648,23 +647,26 @@ export class Journal {
             // A removal another resource's state still holds stays open: that resource's Diff puts the grant back.
             .filter((k) => !(this.removalHeldElsewhere(k) && this.rules.fires("removal-held-elsewhere")))
             .concat([...this.restored]);
-        if (this.running.size === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) && recorded.length > 0 && await engineAlive() &&
-            this.rules.fires("recorded-at-end")) {
-            this.append({ op: "settled", items: recorded }, true);
-        }
+        this.toRecord = this.underWay === 0 && !(this.cancels > 1 && this.rules.fires("ctrl-c-twice")) ? recorded : [];
         this.answeredItems.clear();
         this.answeredReads.clear();
         this.restored.clear();
-        await this.report(this.iam, deadline);
+        return this.toRecord.length > 0;
+    }
+
+    /** Whether the engine was still there at the end (see `endOfRun`): its answers' items are settled if so. */
+    engineThere(alive: boolean): void {
+        if (alive && this.toRecord.length > 0 && this.rules.fires("recorded-at-end")) this.append({ op: "settled", items: this.toRecord }, true);
+        this.toRecord = [];
     }
 
     /**
-     * Says, once per run, every item still open that no live process holds and no operation of this run will settle:
-     * each after a read of its parent (with the credentials of the provider that wrote it) shows it still stands, with
-     * what the user runs to resolve it. Nothing is marked settled by saying it: the next run says it again.
+     * What to say, once per run: every item still open that no live process holds and no operation of this run will
+     * settle, each after a read of its parent (with the credentials of the provider that wrote it) shows it still
+     * stands (`reported`). Undefined: nothing to say. Nothing is marked settled by saying it: the next run says it again.
      */
-    private async report(iam: (provider: string) => PolicyReader | undefined, deadline: number, early = false): Promise<void> {
-        if (!this.file) return;
+    reportPlan(early = false): ReportPlan | undefined {
+        if (!this.where) return undefined;
         this.gather();
         const said = this.known.said.get(this.run) ?? new Set<string>();
         const inHand = this.known.inHand.get(this.run) ?? new Set<string>();
@@ -685,57 +687,66 @@ export class Journal {
         // this run could not have given that word (see `unsaidAnswered`). So is an addition another resource's state
         // held when last seen (one grant declared twice): that resource's request settles it (see `state`); the
         // record may be an answer the engine never saved, so the note is put off, never dropped.
-        const leftToRequest = (i: Item) => this.known.answered.has(i.key) || (i.sign === "+" && this.heldByAnother(i));
+        const leftToRequest = (i: Item) => this.leftToRequest(i);
         const open = this.known.open().filter((i) => !(said.has(i.key) && this.rules.fires("said-once-per-run")) && !inHand.has(i.key) &&
             !live.has(writerOf(i.entry)) &&
             !(theirs(i) && this.rules.fires("own-provider-says")) &&
             !(leftToRequest(i) && early && this.rules.fires("early-report-unanswered-only")) &&
             !(leftToRequest(i) && !early && this.unsaidAnswered(i) && this.rules.fires("partial-run-silent")));
-        if (open.length === 0) return;
+        if (open.length === 0) return undefined;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
             const k = `${providerKey(i.entry.provider)}\n${parentName(i.entry.parent)}`;
             byParent.set(k, [...(byParent.get(k) ?? []), i]);
         }
+        this.underWay++;
+        return {
+            early,
+            live,
+            groups: [...byParent.values()].map((items) => {
+                const { entry } = items[0];
+                const own = providerKey(entry.provider) === this.providerId;
+                // Another provider with the same endpoint reads the same policy: this process's credentials ask Google,
+                // and where they may not, the grant is said unchecked.
+                return { read: { parent: entry.parent, provider: this.providerId, own, ask: own || endpointOf(entry.provider) === endpointOf(this.providerId) }, items };
+            }),
+        };
+    }
+
+    /** What the report's reads (one per group of `plan`, in order) came back with: says what still stands. */
+    reported(plan: ReportPlan, results: ReadResult[]): void {
+        this.underWay--;
+        const other = "it was written through another provider than the one this process serves, so it was not checked";
         const notes: { key: string; text: string }[] = [];
         const settled: string[] = [];
-        await Promise.all([...byParent.values()].map(async (items) => {
-            const { entry } = items[0];
-            const own = providerKey(entry.provider) === this.providerId;
-            // Another provider with the same endpoint reads the same policy: this process's credentials ask Google,
-            // and where they may not, the grant is said unchecked.
-            const fetcher = own || endpointOf(entry.provider) === endpointOf(this.providerId) ? iam(this.providerId) : undefined;
-            const other = "it was written through another provider than the one this process serves, so it was not checked";
-            let policy: Policy | undefined;
-            let unchecked = fetcher ? "" : other;
-            if (fetcher) {
-                try {
-                    policy = await fetcher.getIamPolicy(entry.parent, { fresh: true, deadline });
-                } catch (e) {
-                    // A read the shutdown cut off says nothing: the report at the run's end reads again.
-                    if (e instanceof IamError && e.code === Code.CANCELLED) return;
-                    unchecked = own ? `reading the policy failed: ${e instanceof Error ? e.message : String(e)}` : other;
-                }
-            }
-            const present = policy ? grantKeysOf(policy.bindings) : undefined;
+        plan.groups.forEach(({ read, items }, n) => {
+            const result: ReadResult = read.ask ? results[n] ?? { unavailable: true } : { unavailable: true };
+            if ("cancelled" in result) return;
+            const unchecked = "policy" in result ? "" : "error" in result && read.own ? `reading the policy failed: ${result.error}` : other;
+            const present = "policy" in result ? grantKeysOf(result.policy.bindings) : undefined;
             for (const i of items) {
                 if (present && present.has(grantKey(i.grant)) !== (i.sign === "+") && this.rules.fires("google-word-at-report")) {
                     // Google's word: gone, or back; for a write that may still land, nothing to say yet.
-                    if (this.judgeable(i.entry, () => live)) settled.push(i.key);
+                    if (this.judgeable(i.entry, () => plan.live)) settled.push(i.key);
                     continue;
                 }
                 // Where the command line is unknown, a run shown to be an update may still have left that resource out.
-                notes.push({ key: i.key, text: describe(i, unchecked, (t) => this.host.digest(t), this.unknownCommand && leftToRequest(i)) });
+                notes.push({ key: i.key, text: describe(i, unchecked, this.digest, this.unknownCommand && this.leftToRequest(i)) });
             }
-        }));
+        });
         if (settled.length) this.append({ op: "settled", items: settled });
         // What an operation of this run settled while the policy was being read (an update putting a grant back) is
         // no longer so: the read is older than that.
         const still = notes.filter((n) => !(this.known.settled.has(n.key) && this.rules.fires("settled-while-reading")));
         if (still.length === 0) return;
-        this.log.warn(`what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
-            still.map((n) => `  - ${n.text}`).join("\n"));
+        this.outbox.push({ kind: "warn", message: `what earlier runs of this stack left unrecorded, still so in IAM (the provider's crash journal):\n` +
+            still.map((n) => `  - ${n.text}`).join("\n") });
         this.append({ op: "said", run: this.run, items: still.map((n) => n.key) });
+    }
+
+    /** An item left to a resource's request: an answered one, or an addition another resource's state held when last seen. */
+    private leftToRequest(i: Item): boolean {
+        return this.known.answered.has(i.key) || (i.sign === "+" && this.heldByAnother(i));
     }
 
     /** Whether item `key` is a removal of a grant that another resource's state, as last seen, holds. */
@@ -768,39 +779,19 @@ export class Journal {
 
     /** At exit: the file stays while it holds what another process needs (open entries, claims peers may read). */
     close(): void {
-        if (!this.file) return;
+        if (!this.where) return;
         this.append({ op: "closed" });
         this.gather();
-        const mine = this.host.self().id;
+        const mine = this.self.id;
         // What the stack holds (`holds` lines, this process's and those it carried) stays for the next run to carry.
         const holds = this.known.open().some((i) => this.known.holder.get(i.entry.id) === mine) ||
             [...this.known.settled].some((i) => this.known.holder.get(entryOf(i)) !== mine && this.known.entries.has(entryOf(i))) ||
             this.heldHere;
-        const file = this.file;
-        if (!file) return; // the closing line could not be written: the folder was given up
-        const peersRun = this.runPeers().some((p) => !closedIn(p) && file.runs(p));
-        file.close(!holds && !peersRun);
-        this.file = undefined;
+        const peersRun = this.runPeers().some((p) => !closedIn(p) && p.alive);
+        this.outbox.push({ kind: "close", remove: !holds && !peersRun });
+        this.where = undefined;
     }
 }
-
-/** Where the deployment says what it finds (the server gives it the engine's log: protocol/log.ts). */
-export interface Diagnostics {
-    warn(message: string): void;
-    debug(message: string): void;
-}
-
-/** What every operation gets from the server; the deployment makes the rest of its ResourceContext. */
-export type BaseContext = Pick<ResourceContext, "iam" | "warn">;
-
-/** Why the storage refused, for a person: its error code where it has one. */
-function reason(e: unknown): string {
-    const code = (e as { code?: unknown } | null)?.code;
-    return typeof code === "string" ? code : String(e);
-}
-
-/** What the journal asks of Google: a fresh read of a policy, with the credentials of the provider that wrote to it. */
-export type PolicyReader = Pick<IamFetcher, "getIamPolicy">;
 
 /** One open item, for a person: what it is, why it is open, and the command that resolves it. */
 function describe(i: Item, unchecked: string, digest: (text: string) => string, mayBeRecorded = false): string {

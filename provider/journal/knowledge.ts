@@ -4,7 +4,7 @@
 import { Grant, grantKey } from "../iam/grants";
 import { Parent, parentName } from "../iam/names";
 import { Claim } from "../resources/resource";
-import { Peer, Writer } from "./host";
+import { Peer, Writer } from "./events";
 
 /** A journaled write: the grants it added and removed on one parent, for one resource. */
 export interface Entry {

@@ -1,30 +1,10 @@
-// What the journal is given by the code around it: everything that touches disks, clocks, processes and hashes.
-// The journal decides; its host carries out (provider/deployment/ on a real machine, sim/ in the simulator), so every
-// rule can be driven in-process, seeded and replayable, with the same calls a real run makes.
+// What the journal's shell is given by the code around it: the storage, this process, the clock and sleeps. The
+// journal's core (provider/journal/) decides; the shell (shell.ts) carries its actions out on these, so the same shell
+// runs on a real machine (deployment.ts: disks, PIDs, a bucket) and in the simulator (sim/: in memory, seeded).
 
-/** Who wrote a file: enough to tell later whether that process still runs. */
-export interface Writer {
-    id: string;
-    pid: number;
-    host: string;
-    /** The PID namespace (Linux), so a PID is only compared within its own. */
-    pidns?: string;
-    /** The process's start time where the system tells it (Linux: clock ticks since boot). */
-    start?: string;
-    /** The kernel it runs on (Linux: the boot id, the same in every PID namespace and container of one kernel). */
-    boot?: string;
-}
+import type { Peer, Writer } from "../journal/events";
 
-/** Another process's file as read so far. */
-export interface Peer<L> {
-    file: string;
-    writer?: Writer;
-    lines: L[];
-    /** When its writer last touched it (ms): its last heartbeat or line. */
-    touched: number;
-    /** The id of the process that took it over and has not yet removed it, if one did. */
-    takenBy?: string;
-}
+export type { Peer, Writer } from "../journal/events";
 
 /**
  * This process's file in its stack's journal, and what the other files there say. Every method may throw when the
