@@ -111,8 +111,6 @@ export function drawCase(seed: number): Case {
  */
 export function knownIssue(c: Case): string | undefined {
     const strikes = c.steps.flatMap((s) => (s.strike ? [s.strike.kind] : []));
-    // A machine's crash loses the lines written without fsync (an answer, a settlement): a later note may be untrue.
-    if (strikes.includes("crash-machine")) return "machine-crash-loses-unsynced-lines";
     // A run cut off where the command line is unknown: which later run may speak for the engine is not known.
     if (!c.commandKnown && strikes.some((k) => k === "kill-cli" || k === "ctrl-c-twice")) return "cut-off-with-command-line-unknown";
     // `pulumi import --preview-only` where the command line is unknown is taken for an import: what its Read found is

@@ -218,7 +218,8 @@ export class JournalShell {
             const result = await work;
             // A refresh that finds the resource gone answers nothing: the engine drops it, as for a Delete.
             const gone = op.kind === "refresh" && result === undefined;
-            this.step(() => this.core.answered(op, begun, { gone, claim: op.kind === "delete" || gone ? undefined : scope(result) }));
+            const { keepFirst } = this.step(() => this.core.answered(op, begun, { gone, claim: op.kind === "delete" || gone ? undefined : scope(result) }));
+            if (keepFirst) await this.kept();
             return result;
         } catch (e) {
             this.step(() => this.core.failed(op));
@@ -228,19 +229,24 @@ export class JournalShell {
         }
     }
 
+    /** Resolves once every line appended so far is kept (never rejects: a store that refuses is given up, and said). */
+    private kept(): Promise<void> {
+        const store = this.store;
+        if (!store) return Promise.resolve();
+        return store.sync().catch((e: unknown) => {
+            if (this.store === store) {
+                this.core.storageFailed(`writing failed (${reason(e)})`);
+                this.drain();
+            }
+        });
+    }
+
     /** A write is about to be sent: journaled first; the write waits until the line is kept. */
     private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
         const id = this.step(() => this.core.wrote(urn, resourceId, parent, before, after, until));
         const landed = (written: Policy) => this.step(() => this.core.landed(parent, id, written));
         if (id === undefined) return { undo: () => undefined, landed, durable: Promise.resolve() };
-        const store = this.store;
-        const durable = store ? store.sync().catch((e: unknown) => {
-            if (this.store === store) {
-                this.core.storageFailed(`writing failed (${reason(e)})`);
-                this.drain();
-            }
-        }) : Promise.resolve();
-        return { undo: () => this.step(() => this.core.undone(id)), landed, durable };
+        return { undo: () => this.step(() => this.core.undone(id)), landed, durable: this.kept() };
     }
 
     stop(): void {

@@ -559,8 +559,9 @@ export class Journal {
      * The operation was answered: `gone`, a refresh found the resource gone; `claim`, the claim of the state it
      * leaves. An answer (not a preview's) names the items the engine's record of it settles.
      */
-    answered(op: Operation, begun: Begun, result: { gone: boolean; claim?: Claim }): void {
+    answered(op: Operation, begun: Begun, result: { gone: boolean; claim?: Claim }): { keepFirst: boolean } {
         this.underWay--;
+        const queued = this.outbox.length;
         const urn = op.urn;
         const { replaced } = begun;
         const read = op.kind === "refresh" || op.kind === "import";
@@ -602,6 +603,9 @@ export class Journal {
             // leave them to their own word on the resource (an answer is not yet a record).
             if (items.length) this.append({ op: "answered", urn, items });
         }
+        // What the answer tells (what the stack holds now, which items the engine's record settles) is kept before the
+        // engine hears it: a machine that dies after the engine saved the answer must not lose the lines.
+        return { keepFirst: this.where !== undefined && this.outbox.length > queued };
     }
 
     /** The operation failed: a Delete that failed leaves its resource in the stack (a later Delete leaves its grant to it). */

@@ -78,6 +78,20 @@ describe("the journal's simulator", function () {
         expect((await simulate(1, 1, new Set(["pending-replacement-holds-nothing"]), () => undefined, { only: 18275 })).violations, "the rule switched off").to.equal(1);
     });
 
+    // A machine's crash after Google applied a Create the engine had saved: the lines of its answer (what the stack
+    // holds, the item the engine's record settles) were not yet on disk, so the next run named the recorded grant an
+    // orphan (62 cases in 10,000 of seed 1 were a known issue). They are kept now before the engine hears the answer.
+    it("a machine's crash after an answered Create: its grant is not named an orphan by the next run (seed 1, cases 157 and 442)", async () => {
+        const g = (member: string) => ({ parent: 0, grant: { role: "roles/viewer", member } });
+        const later: Member[] = [{ name: "a", at: g("user:ann@example.com"), provider: "default" }, { name: "b", at: g("user:bob@example.com"), provider: "explicit" },
+            { name: "c", at: g("user:cy@example.com"), provider: "default" }];
+        const c = base({ commandKnown: true, initial: [later[0]], steps: [
+            { program: later, command: { kind: "up", skipPreview: true }, strike: { kind: "crash-machine", at: 2 }, then: [], revert: false },
+        ] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+        for (const k of [157, 442]) expect((await simulate(1, 1, new Set(), () => undefined, { only: k })).violations, `case ${k}`).to.equal(0);
+    });
+
     // Found by a 1,000,000-case run of seed 1 (cases 378347, 423885 and 496015): the replacement's Create, cut off, was
     // journaled as adding the same role and member on another parent, and that addition was taken as a write of the
     // old's grant still open, so the old's olds were taken for a grant the stack holds. A stale holder then kept a
