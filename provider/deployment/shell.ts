@@ -219,7 +219,7 @@ export class JournalShell {
             // A refresh that finds the resource gone answers nothing: the engine drops it, as for a Delete.
             const gone = op.kind === "refresh" && result === undefined;
             const { keepFirst } = this.step(() => this.core.answered(op, begun, { gone, claim: op.kind === "delete" || gone ? undefined : scope(result) }));
-            if (keepFirst) await this.kept();
+            if (keepFirst) await this.synced();
             return result;
         } catch (e) {
             this.step(() => this.core.failed(op));
@@ -230,7 +230,7 @@ export class JournalShell {
     }
 
     /** Resolves once every line appended so far is kept (never rejects: a store that refuses is given up, and said). */
-    private kept(): Promise<void> {
+    private synced(): Promise<void> {
         const store = this.store;
         if (!store) return Promise.resolve();
         return store.sync().catch((e: unknown) => {
@@ -246,7 +246,7 @@ export class JournalShell {
         const id = this.step(() => this.core.wrote(urn, resourceId, parent, before, after, until));
         const landed = (written: Policy) => this.step(() => this.core.landed(parent, id, written));
         if (id === undefined) return { undo: () => undefined, landed, durable: Promise.resolve() };
-        return { undo: () => this.step(() => this.core.undone(id)), landed, durable: this.kept() };
+        return { undo: () => this.step(() => this.core.undone(id)), landed, durable: this.synced() };
     }
 
     stop(): void {
