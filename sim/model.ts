@@ -441,6 +441,8 @@ export class Stack {
                         const afterPolicy = policyOf(afterGrants);
                         const rec = ctx.wrote(PARENTS[m.at.parent], beforePolicy, afterPolicy, this.world.now + 30_000);
                         await rec.durable;
+                        // A process killed meanwhile sends nothing more.
+                        if (!p.alive) throw new Error("the plugin died");
                         const n = ++writes;
                         this.known.set(placedKey(m.at), m.at);
                         if (strike?.at === n && strike.kind === "unavailable") {
@@ -493,6 +495,8 @@ export class Stack {
                         return "ok" as const;
                     },
                     (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(m)));
+                // A killed process answers nothing: the engine sees its connection close.
+                if (!p.alive) throw new Error("the plugin died");
                 this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): ${result}`);
                 return result;
             } catch (e) {
