@@ -5,7 +5,7 @@
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
 import {
-    Command, CommandOutcome, describePlaced, Draws, Member, nameOf, Placed, placedKey, ProviderName, Stack, Strike, StrikeKind, urnOf,
+    Command, CommandOutcome, describePlaced, Draws, Member, nameOf, Placed, placedKey, ProviderName, providerUrn, Stack, Strike, StrikeKind, urnOf,
 } from "./model";
 
 /** A user's step: change the program (or not), then run a command, which a strike may cut off. */
@@ -78,6 +78,25 @@ function drawSide(d: Draws, program: Member[]): Command {
     }
 }
 
+/**
+ * The draws added after the others, from a stream of their own, so that a seed's cases are what they were before
+ * them plus these: `--target-dependents`.
+ */
+function drawLater(seed: number, initial: Member[], steps: Step[]): void {
+    const d = new Draws(seed ^ 0x1a7e5);
+    let before = initial;
+    for (const s of steps) {
+        // The explicit provider, where the program or the state has a Member of it: `--target` of it alone sends none.
+        const explicit = [...before, ...s.program].some((m) => m.provider === "explicit");
+        for (const c of [s.command, ...s.then]) {
+            if (!c.targets?.length || !d.chance(0.3)) continue;
+            c.targetDependents = true;
+            if (explicit && d.chance(0.5)) c.targets = [providerUrn("explicit", "")];
+        }
+        before = s.program;
+    }
+}
+
 export function drawCase(seed: number): Case {
     const d = new Draws(seed);
     const names = { n: 0 };
@@ -97,6 +116,7 @@ export function drawCase(seed: number): Case {
         program = next;
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
+    drawLater(seed, initial, steps);
     return {
         seed, commandKnown: d.chance(0.5), foreign, initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},

@@ -99,7 +99,7 @@ export class Iam {
 // ---- The stack ----
 
 export type ProviderName = "default" | "explicit";
-const providerUrn = (p: ProviderName, version: string) =>
+export const providerUrn = (p: ProviderName, version: string) =>
     p === "default" ? `${STACK}::pulumi:providers:cloud::default_${version.replace(/\./g, "_")}` : `${STACK}::pulumi:providers:cloud::explicit`;
 
 /** A Member as the program declares it, or as the engine's state holds it. */
@@ -150,6 +150,12 @@ export interface Command {
     importId?: string;
     importAt?: Placed;
     importProvider?: ProviderName;
+    /**
+     * `--target-dependents`: the targets' dependents too. A Member depends on its provider (and its parent, the stack):
+     * with a provider's URN targeted, every Member of that provider is (pkg/resource/deploy/step_generator.go,
+     * isTargetedForUpdate and getTargetDependents); with a Member's, it is `--target` (no Member depends on another).
+     */
+    targetDependents?: boolean;
 }
 
 export type StrikeKind = "kill-plugin" | "kill-cli" | "crash-machine" | "ctrl-c" | "ctrl-c-twice" | "lost-answer" | "unavailable";
@@ -169,6 +175,7 @@ export function argvOf(c: Command): string[] {
     if (c.previewOnly) argv.push("--preview-only");
     if (c.clearPendingCreates) argv.push("--clear-pending-creates");
     for (const t of c.targets ?? []) argv.push("--target", t);
+    if (c.targetDependents) argv.push("--target-dependents");
     for (const t of c.excludes ?? []) argv.push("--exclude", t);
     return argv;
 }
@@ -398,7 +405,11 @@ export class Stack {
         };
         /** What this run's refresh found gone, where the run is a preview (which records nothing). */
         const goneInRun = new Set<string>();
-        const targeted = (urn: string) => (c.targets?.length ? c.targets.includes(urn) : true) && !(c.excludes ?? []).includes(urn);
+        const targeted = (m: Member) => {
+            const urn = urnOf(m.name);
+            const hit = (ts: string[]) => ts.includes(urn) || (c.targetDependents === true && ts.includes(providerUrn(m.provider, this.version)));
+            return (c.targets?.length ? hit(c.targets) : true) && !(c.excludes ?? []).includes(urn);
+        };
         let writes = 0;
 
         /** One resource operation through the journal, as the server runs it. */
@@ -521,7 +532,7 @@ export class Stack {
                 // trace shows both Reads of a URN that has a condemned old).
                 const condemned = new Set(this.checkpoint.condemned);
                 for (const m of this.guided([...this.checkpoint.resources.values(), ...this.checkpoint.condemned])) {
-                    if (!targeted(urnOf(m.name)) || stopStarting || engineGone || m.pendingReplacement) continue;
+                    if (!targeted(m) || stopStarting || engineGone || m.pendingReplacement) continue;
                     if (this.guide?.stopped() && this.guide.answer(m.name, "Read") === undefined) continue;
                     const r = await op(m, "refresh", m, "refresh");
                     if (r === "gone") {
@@ -559,7 +570,7 @@ export class Stack {
             if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone, goneInRun);
             if (engineGone) this.took1("answer never came");
             if (c.kind === "destroy") {
-                const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
+                const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(m)));
                 const drawn = this.draws.chance(0.5);
                 const parallel = this.guide ? this.guide.parallel() : drawn;
                 this.took1(parallel ? "destroy in parallel" : "destroy one by one");
@@ -592,11 +603,11 @@ export class Stack {
     /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
     private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal },
         op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined, phase: Phase) => Promise<string>,
-        record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
+        record: (f: () => void) => void, targeted: (m: Member) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
         type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };
         const steps: Step[] = [];
         const replaced: Member[] = [];
-        const program = this.order(this.program.filter((m) => targeted(urnOf(m.name))));
+        const program = this.order(this.program.filter((m) => targeted(m)));
         /** Whether a guided run stopped before it sent `method` for `name`: the model then does not send it either. */
         const unsent = (name: string, method: string) => this.guide !== undefined && this.guide.stopped() && this.guide.answer(name, method) === undefined;
         /** A deleteBeforeReplace replacement: its old deleted, then the new one created. False: the run stopped. */
@@ -697,9 +708,9 @@ export class Stack {
         if (preview) return;
         // What the program no longer declares is deleted after every Check (a full run), targeted ones only otherwise.
         const declared = new Set(this.program.map((m) => urnOf(m.name)));
-        const doomed = this.order([...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(urnOf(m.name))));
+        const doomed = this.order([...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(m)));
         // And so do the replaced resources an earlier run left condemned.
-        for (const old of this.guided([...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(urnOf(m.name)))])) {
+        for (const old of this.guided([...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(m))])) {
             if (halted()) break;
             if (unsent(old.name, "Delete")) continue;
             if (!replaced.includes(old)) this.took1("a condemned resource deleted by a later run");

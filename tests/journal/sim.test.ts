@@ -5,12 +5,22 @@
 import { expect } from "chai";
 import { RuleName, Rules } from "../../provider/journal/rules";
 import { Case, runCase } from "../../sim/case";
-import { Member, urnOf } from "../../sim/model";
+import { World } from "../../sim/machine";
+import { Command, Draws, Member, providerUrn, Stack, urnOf } from "../../sim/model";
 import { simulate } from "../../sim/sim";
 
 const grant = { parent: 0, grant: { role: "roles/viewer", member: "user:ann@example.com" } };
 const twins: Member[] = [{ name: "a", at: grant, provider: "default" }, { name: "b", at: grant, provider: "default" }];
 const base = (over: Partial<Case>): Case => ({ seed: 1, commandKnown: false, foreign: [], initial: twins, steps: [], storage: {}, upgrade: false, ...over });
+
+/** A stack on a fresh world, its program `program` and the setup `pulumi up` run (unless `setup` is false). */
+async function stackOf(program: Member[], off: RuleName[] = [], setup = true): Promise<{ stack: Stack; world: World }> {
+    const world = new World();
+    const stack = new Stack(new Rules(new Set(off)), new Draws(1), world);
+    stack.program = program;
+    if (setup) await stack.command({ kind: "up", skipPreview: true });
+    return { stack, world };
+}
 
 /** Runs a case under several seeds (the engine's order of steps, parallel deletes), each judged; `off`: rules switched off. */
 async function violationsOf(c: Case, off: RuleName[] = []): Promise<string[]> {
@@ -59,6 +69,21 @@ describe("the journal's simulator", function () {
         expect(out).to.deep.equal([]);
         // In some seed the Deletes ran in parallel and the one beside the struck write died with its plugin.
         expect(transcripts.some((t) => /^ {2}delete m0 .*: failed \(the plugin died\)$/m.test(t) && /^ {2}! kill-plugin after delete of m1/m.test(t))).to.equal(true);
+    });
+
+    it("`pulumi destroy --target <explicit provider> --target-dependents`: every Member of that provider goes, a default one's twin grant stays", async () => {
+        const a: Member = { name: "a", at: grant, provider: "explicit" };
+        const b: Member = { name: "b", at: { parent: 0, grant: { role: "roles/viewer", member: "user:bob@example.com" } }, provider: "explicit" };
+        const c: Member = { name: "c", at: grant, provider: "default" };
+        const { stack } = await stackOf([a, b, c]);
+        const cmd: Command = { kind: "destroy", skipPreview: true, targets: [providerUrn("explicit", "")], targetDependents: true };
+        const out = await stack.command(cmd);
+        expect([...stack.checkpoint.resources.keys()]).to.deep.equal([urnOf("c")]);
+        expect([stack.iam.has(a.at), stack.iam.has(b.at)]).to.deep.equal([true, false]);
+        expect(out.said.map((s) => s.note.kind)).to.deep.equal(["left"]);
+        for (const known of [true, false]) {
+            expect(await violationsOf(base({ commandKnown: known, initial: [a, b, c], steps: [{ program: [a, b, c], command: cmd, then: [], revert: false }] }))).to.deep.equal([]);
+        }
     });
 
     it("twins through two providers, Ctrl-C twice after a `destroy` removed one's grant, `pulumi up` of it alone: the update that puts it back settles it", async () => {
