@@ -5,7 +5,8 @@
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
 import {
-    Command, CommandOutcome, describePlaced, Draws, Member, nameOf, Placed, placedKey, ProviderName, providerUrn, Stack, Strike, StrikeKind, urnOf,
+    Command, CommandOutcome, describePlaced, Draws, GoogleFault, Member, nameOf, Placed, placedKey, ProviderName, providerUrn, Stack, Strike,
+    StrikeKind, urnOf,
 } from "./model";
 
 /** A user's step: change the program (or not), then run a command, which a strike may cut off. */
@@ -13,6 +14,8 @@ export interface Step {
     program: Member[];
     command: Command;
     strike?: Strike;
+    /** What Google does to one of the command's writes (never the strike's). */
+    google?: GoogleFault;
     /** Commands the user runs after it, before recovering (a preview, a targeted run, an import of a named orphan). */
     then: Command[];
     /** The user puts the program back as it was before this step, before recovering. */
@@ -80,12 +83,19 @@ function drawSide(d: Draws, program: Member[]): Command {
 
 /**
  * The draws added after the others, from a stream of their own, so that a seed's cases are what they were before
- * them plus these: `--target-dependents`.
+ * them plus these: Google's faults, `--target-dependents`.
  */
 function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     const d = new Draws(seed ^ 0x1a7e5);
     let before = initial;
     for (const s of steps) {
+        if (d.chance(0.3)) {
+            const kind = d.pick(["conflict", "quota", "reset"] as const);
+            const fault: GoogleFault = { kind, at: 1 + d.int(3), lands: d.chance(0.6) };
+            if (kind === "reset") fault.applied = d.chance(0.5);
+            if (kind === "quota" && fault.lands) fault.waitMs = 1000 * (1 + d.int(20));
+            if (fault.at !== s.strike?.at) s.google = fault;
+        }
         // The explicit provider, where the program or the state has a Member of it: `--target` of it alone sends none.
         const explicit = [...before, ...s.program].some((m) => m.provider === "explicit");
         for (const c of [s.command, ...s.then]) {
@@ -192,9 +202,9 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     const isForeign = (p: Placed) => foreign.some((f) => placedKey(f) === placedKey(p));
 
     /** Runs a command and judges it; returns its outcome. */
-    const run = async (label: string, cmd: Command, strike?: Strike): Promise<CommandOutcome> => {
+    const run = async (label: string, cmd: Command, strike?: Strike, fault?: GoogleFault): Promise<CommandOutcome> => {
         const inIamBefore = new Set(stack.iam.all().map(placedKey));
-        const out = await stack.command(cmd, strike);
+        const out = await stack.command(cmd, strike, fault);
         for (const s of out.said) if (s.note.kind === "left" && s.note.at) leftSoFar.add(placedKey(s.note.at));
         if (out.said.some((s) => s.note.kind === "unusable")) unprotected = true;
         const fail = (what: string) => violations.push(`${label}: ${cmd.kind}${cmd.targets ? " --target" : ""}: ${what}`);
@@ -240,7 +250,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
             stack.log.push("  (ten minutes later)");
         }
         stack.besideAt = step.beside;
-        const out = await run(`step ${i + 1}`, step.command, step.strike);
+        const out = await run(`step ${i + 1}`, step.command, step.strike, step.google);
         stack.besideAt = undefined;
         lastNotes = out.said;
         const told = [...out.said];

@@ -61,7 +61,8 @@ export const describePlaced = (p: Placed) => `${describeGrant(p.grant)} on ${par
 
 export class Iam {
     private readonly policies = PARENTS.map(() => new Map<string, Grant>());
-    private version = 0;
+    /** Each policy's etag: it moves with every write of that policy, whoever makes it. */
+    private readonly versions = PARENTS.map(() => 0);
     reads = 0;
     writes = 0;
 
@@ -76,14 +77,23 @@ export class Iam {
     policy(parent: number): Policy {
         const byRole = new Map<string, string[]>();
         for (const g of this.policies[parent].values()) byRole.set(g.role, [...(byRole.get(g.role) ?? []), g.member]);
-        return { version: 1, etag: `e${this.version}`, bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+        return { version: 1, etag: this.etagOf(parent), bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+    }
+
+    etagOf(parent: number): string {
+        return `e${parent}.${this.versions[parent]}`;
     }
 
     set(p: Placed, present: boolean): void {
         this.writes++;
-        this.version++;
+        this.versions[p.parent]++;
         if (present) this.policies[p.parent].set(grantKey(p.grant), p.grant);
         else this.policies[p.parent].delete(grantKey(p.grant));
+    }
+
+    /** Another writer changes the policy outside the grants a case follows (another role, an audit config): its etag moves. */
+    touch(parent: number): void {
+        this.versions[parent]++;
     }
 
     reader(): PolicyReader {
@@ -164,6 +174,30 @@ export type StrikeKind = "kill-plugin" | "kill-cli" | "crash-machine" | "ctrl-c"
 export interface Strike {
     kind: StrikeKind;
     at: number;
+}
+
+/**
+ * What Google does to a command's `at`-th write (of its recording run), as the resource's read-modify-write meets it
+ * (iam/parentPolicy.ts `cycle`, iam/fetcher.ts `call`). `conflict`: another writer changed the policy since the read,
+ * so the write's etag is stale (409 ABORTED; no attempt applied, its record undone); the resource reads again and
+ * writes (`lands`), or every retry meets another change until the deadline. `quota`: 429 (nothing applied); the
+ * write waits `waitMs` for its turn and lands, or gets none before the deadline (its record undone). `reset`: the
+ * connection reset with the answer lost, Google having `applied` the attempt or not; a retry gets an answer (`lands`:
+ * if it applied, the retry's stale etag gets a 409 and the fresh read shows the change, so nothing more is written)
+ * or none (the record stays open: the write may have applied).
+ */
+export interface GoogleFault {
+    kind: "conflict" | "quota" | "reset";
+    at: number;
+    lands: boolean;
+    applied?: boolean;
+    waitMs?: number;
+}
+
+export function describeFault(f: GoogleFault): string {
+    const code = { conflict: "409", quota: "429", reset: "a reset" }[f.kind];
+    const end = f.kind === "reset" ? `${f.applied ? "applied" : "not applied"}, ${f.lands ? "answered on retry" : "no answer"}` : f.lands ? "lands on retry" : "fails";
+    return `google: ${code} at write ${f.at}, ${end}`;
 }
 
 export function argvOf(c: Command): string[] {
@@ -313,6 +347,11 @@ export class Stack {
         this.world = world;
     }
 
+    /** Time passes. */
+    pass(ms: number): void {
+        this.world.now += ms;
+    }
+
     /** The grant a note names: its first words are the grant and its parent, as the journal writes them. */
     placedOf(text: string): Placed | undefined {
         for (const p of this.known.values()) {
@@ -340,11 +379,11 @@ export class Stack {
     }
 
     /** Runs one CLI command; returns what the journal said in it. */
-    async command(c: Command, strike?: Strike): Promise<CommandOutcome> {
+    async command(c: Command, strike?: Strike, fault?: GoogleFault): Promise<CommandOutcome> {
         const cli = `cli${++this.cli}`;
         const argv = argvOf(c);
         this.log.push(`  program: ${this.program.map((m) => `${m.name}=${describePlaced(m.at)}${m.provider === "explicit" ? " (explicit)" : ""}${m.deleteBeforeReplace ? " (deleteBeforeReplace)" : ""}`).join("; ") || "empty"}`);
-        this.log.push(`$ ${argv.join(" ")}${strike ? `   [strike: ${strike.kind} at write ${strike.at}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
+        this.log.push(`$ ${argv.join(" ")}${strike ? `   [strike: ${strike.kind} at write ${strike.at}]` : ""}${fault ? `   [${describeFault(fault)}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
         const outcome: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
         const previewsFirst = c.kind !== "preview" && !c.skipPreview && !c.previewOnly;
         const argvKnown = this.commandKnown ? argv : [];
@@ -352,13 +391,14 @@ export class Stack {
             this.took1("preview first");
             await this.engineRun(c, cli, argvKnown, true, undefined, outcome);
         }
-        if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome);
+        if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome, fault);
         for (const s of outcome.said) this.log.push(`  ${s.untrue ? "UNTRUE " : ""}said: ${s.note.text.slice(0, 400)}`);
         return outcome;
     }
 
     /** One engine run (a command's preview, or its update): the plugins it starts and the RPCs it sends them. */
-    private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
+    private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome,
+        fault?: GoogleFault): Promise<void> {
         const address = `${cli}-run${++this.run}`;
         this.guide?.beginRun();
         const rc: RunCommand = runCommandOf(argv);
@@ -438,7 +478,7 @@ export class Stack {
                         if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
                         if (read) return this.iam.has(m.at) ? "ok" as const : "gone" as const;
                         if (preview) return "ok" as const;
-                        let present = kind !== "delete";
+                        const present = kind !== "delete";
                         const keeper = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) : undefined;
                         if (keeper !== undefined) {
                             // The resource's own warning (resources/parent.ts: keptGrants) names the grant and its keeper.
@@ -446,30 +486,79 @@ export class Stack {
                             return "ok" as const;
                         }
                         if (this.iam.has(m.at) === present) return "ok" as const;
-                        const beforePolicy = this.iam.policy(m.at.parent);
-                        const afterGrants = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
-                        if (present) afterGrants.push(m.at);
-                        const afterPolicy = policyOf(afterGrants);
-                        const rec = ctx.wrote(PARENTS[m.at.parent], beforePolicy, afterPolicy, this.world.now + 30_000);
+                        /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */
+                        const readPolicy = () => {
+                            const after = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
+                            if (present) after.push(m.at);
+                            return { before: this.iam.policy(m.at.parent), after: policyOf(after) };
+                        };
+                        const deadline = this.world.now + 30_000;
+                        let rmw = readPolicy();
+                        let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
+                        const n = ++writes;
+                        const hit = strike?.at === n ? strike : undefined;
+                        const what = `${kind} of ${m.name}`;
+                        /** The operation fails once its deadline is past: the engine starts no more steps. */
+                        const failAtDeadline = (why: string): Error => {
+                            this.pass(Math.max(0, deadline - this.world.now));
+                            outcome.clean = false;
+                            stopStarting = true;
+                            return new Error(why);
+                        };
                         await rec.durable;
                         // A process killed meanwhile sends nothing more.
                         if (!p.alive) throw new Error("the plugin died");
-                        const n = ++writes;
                         this.known.set(placedKey(m.at), m.at);
-                        if (strike?.at === n && strike.kind === "unavailable") {
+                        // Whether Google applied the write already (a reset), and whether its answer to this record comes (rec.landed).
+                        let applied = false;
+                        let answered = true;
+                        const google = fault?.at === n ? fault : undefined;
+                        if (google?.kind === "conflict") {
+                            this.iam.touch(m.at.parent);
+                            rec.undo();
+                            this.log.push(`  ! 409 on the write of ${what}: another writer changed the policy since its read${google.lands ? "; it reads again and writes" : ", and does on every retry"}`);
+                            if (!google.lands) throw failAtDeadline("409 ABORTED: concurrent policy changes on every attempt within the request timeout");
+                            this.pass(1000);
+                            if (this.iam.has(m.at) === present) return "ok" as const;
+                            rmw = readPolicy();
+                            rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
+                            await rec.durable;
+                            if (!p.alive) throw new Error("the plugin died");
+                        } else if (google?.kind === "quota") {
+                            this.log.push(`  ! 429 on the write of ${what}: ${google.lands ? `its turn under the quota comes ${google.waitMs ?? 0} ms later` : "no turn under the quota before its deadline"}`);
+                            if (!google.lands) {
+                                rec.undo();
+                                throw failAtDeadline("429: no room under the quota within the request timeout");
+                            }
+                            this.pass(google.waitMs ?? 0);
+                            // What else is under way goes on meanwhile.
+                            for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+                            if (!p.alive) throw new Error("the plugin died");
+                        } else if (google?.kind === "reset") {
+                            this.log.push(`  ! connection reset on the write of ${what}: Google ${google.applied ? "applied" : "never applied"} it, and the answer is lost`);
+                            if (google.applied) this.iam.set(m.at, present);
+                            if (!google.lands) {
+                                outcome.clean = false;
+                                stopStarting = true;
+                                throw new Error("the connection was reset, and no retry got an answer");
+                            }
+                            // Applied: the retry's etag is stale (409), and the fresh read shows the change: nothing more is written.
+                            applied = google.applied === true;
+                            answered = !applied;
+                        }
+                        if (hit?.kind === "unavailable") {
                             outcome.clean = false;
                             stopStarting = true;
                             rec.undo();
                             throw new Error("503");
                         }
-                        this.iam.set(m.at, present);
-                        present = true;
+                        if (!applied) this.iam.set(m.at, present);
                         if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), m.at, outcome);
-                        if (strike?.at === n) {
-                            this.log.push(`  ! ${strike.kind} after ${kind} of ${m.name} was applied`);
-                            outcome.struck = strike.kind !== "lost-answer";
+                        if (hit) {
+                            this.log.push(`  ! ${hit.kind} after ${what} was applied`);
+                            outcome.struck = hit.kind !== "lost-answer";
                             outcome.clean = false;
-                            switch (strike.kind) {
+                            switch (hit.kind) {
                                 case "lost-answer":
                                     stopStarting = true;
                                     throw new Error("the answer was lost");
@@ -480,7 +569,7 @@ export class Stack {
                                 case "kill-cli":
                                 case "crash-machine":
                                     for (const x of procs.values()) this.world.kill(x.p);
-                                    if (strike.kind === "crash-machine") this.world.crash();
+                                    if (hit.kind === "crash-machine") this.world.crash();
                                     engineGone = true;
                                     if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
                                     throw new Error("the CLI died");
@@ -502,7 +591,7 @@ export class Stack {
                                     break;
                             }
                         }
-                        rec.landed(this.iam.policy(m.at.parent));
+                        if (answered) rec.landed(this.iam.policy(m.at.parent));
                         return "ok" as const;
                     },
                     (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(m)));

@@ -26,6 +26,7 @@ async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v
         ...x.steps.flatMap((s, i) => (s.revert ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, revert: false } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.beside ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, beside: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.later ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, later: undefined } : y)) }] : [])),
+        ...x.steps.flatMap((s, i) => (s.google ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, google: undefined } : y)) }] : [])),
         ...x.foreign.map((_, i) => ({ ...x, foreign: x.foreign.filter((__, k) => k !== i) })),
         ...(x.upgrade ? [{ ...x, upgrade: false }] : []),
         ...(x.renamed ? [{ ...x, renamed: false }] : []),

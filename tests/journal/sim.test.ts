@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { RuleName, Rules } from "../../provider/journal/rules";
 import { Case, runCase } from "../../sim/case";
 import { World } from "../../sim/machine";
-import { Command, Draws, Member, providerUrn, Stack, urnOf } from "../../sim/model";
+import { Command, Draws, GoogleFault, Member, providerUrn, Stack, urnOf } from "../../sim/model";
 import { simulate } from "../../sim/sim";
 
 const grant = { parent: 0, grant: { role: "roles/viewer", member: "user:ann@example.com" } };
@@ -70,6 +70,35 @@ describe("the journal's simulator", function () {
         // In some seed the Deletes ran in parallel and the one beside the struck write died with its plugin.
         expect(transcripts.some((t) => /^ {2}delete m0 .*: failed \(the plugin died\)$/m.test(t) && /^ {2}! kill-plugin after delete of m1/m.test(t))).to.equal(true);
     });
+
+    // Google's faults on a write (sim/model.ts, GoogleFault): where the write lands, the command is clean and its
+    // Create recorded; where it fails, the grant is in IAM exactly where Google applied it, and named exactly then.
+    const member: Member = { name: "m0", at: grant, provider: "default" };
+    const faults: { fault: GoogleFault; inIam: boolean; clean: boolean; named: boolean; waitedMs: number }[] = [
+        { fault: { kind: "conflict", at: 1, lands: true }, inIam: true, clean: true, named: false, waitedMs: 1000 },
+        { fault: { kind: "conflict", at: 1, lands: false }, inIam: false, clean: false, named: false, waitedMs: 30_000 },
+        { fault: { kind: "quota", at: 1, lands: true, waitMs: 5000 }, inIam: true, clean: true, named: false, waitedMs: 5000 },
+        { fault: { kind: "quota", at: 1, lands: false }, inIam: false, clean: false, named: false, waitedMs: 30_000 },
+        { fault: { kind: "reset", at: 1, lands: true, applied: true }, inIam: true, clean: true, named: false, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: true, applied: false }, inIam: true, clean: true, named: false, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: false, applied: true }, inIam: true, clean: false, named: true, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: false, applied: false }, inIam: false, clean: false, named: false, waitedMs: 0 },
+    ];
+    for (const { fault, inIam, clean, named, waitedMs } of faults) {
+        const what = `${fault.kind}${fault.applied !== undefined ? (fault.applied ? ", applied" : ", not applied") : ""}, ${fault.lands ? "landing" : "failing"}`;
+        it(`Google's ${what} on a Member's Create: in IAM ${inIam}, recorded ${clean}, named ${named}; then converged`, async () => {
+            const { stack, world } = await stackOf([member], [], false);
+            const before = world.now;
+            const out = await stack.command({ kind: "up", skipPreview: true }, undefined, fault);
+            expect(stack.iam.has(member.at)).to.equal(inIam);
+            expect(out.clean).to.equal(clean);
+            expect(stack.checkpoint.resources.has(urnOf("m0"))).to.equal(clean);
+            expect(out.said.some((s) => s.note.kind === "unrecorded" && !s.untrue)).to.equal(named);
+            expect(world.now - before).to.be.within(waitedMs, waitedMs + 100);
+            const c = base({ commandKnown: true, initial: [], steps: [{ program: [member], command: { kind: "up", skipPreview: true }, google: fault, then: [], revert: false }] });
+            expect(await violationsOf(c)).to.deep.equal([]);
+        });
+    }
 
     it("`pulumi destroy --target <explicit provider> --target-dependents`: every Member of that provider goes, a default one's twin grant stays", async () => {
         const a: Member = { name: "a", at: grant, provider: "explicit" };
