@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { RuleName, Rules } from "../../provider/journal/rules";
 import { Case, runCase } from "../../sim/case";
 import { World } from "../../sim/machine";
-import { Command, Draws, GoogleFault, Member, providerUrn, Stack, urnOf } from "../../sim/model";
+import { Command, Draws, GoogleFault, Member, providerUrn, Stack, Strike, urnOf } from "../../sim/model";
 import { simulate } from "../../sim/sim";
 
 const grant = { parent: 0, grant: { role: "roles/viewer", member: "user:ann@example.com" } };
@@ -99,6 +99,51 @@ describe("the journal's simulator", function () {
             expect(await violationsOf(c)).to.deep.equal([]);
         });
     }
+
+    for (const torn of [true, false]) {
+        it(`a plugin killed ${torn ? "as it journals a write: the record's line is torn, readers skip it, and the write is never sent" : "after its write landed: the record stays"}`, async () => {
+            const { stack, world } = await stackOf([member], [], false);
+            const strike: Strike = { kind: "kill-plugin", at: 1, ...(torn ? { torn } : {}) };
+            await stack.command({ kind: "up", skipPreview: true }, strike);
+            expect(stack.iam.has(member.at)).to.equal(!torn);
+            const reader = world.spawn("cli-reader");
+            const opened = world.open(reader, { op: "hello", writer: reader.writer, run: "reader" });
+            if (!("store" in opened)) throw new Error(opened.why);
+            const dead = opened.store.peers().map((p) => p.lines.map((l) => l.op));
+            expect(dead).to.have.length(1);
+            expect(dead[0].includes("wrote")).to.equal(!torn);
+        });
+    }
+
+    // A write sent as its plugin died, applied by Google after a later run's read found the grant absent: that read is
+    // no word on it (in-flight-slack), so the orphan it leaves is named once it lands.
+    it("a Create's write in flight as its plugin dies lands after a preview's read: the orphan is named, and with in-flight-slack off it is not", async () => {
+        const kept: Member = { name: "m1", at: { parent: 1, grant: grant.grant }, provider: "default" };
+        for (const off of [[], ["in-flight-slack"]] as RuleName[][]) {
+            const { stack } = await stackOf([kept], off);
+            stack.program = [kept, member];
+            await stack.command({ kind: "up", skipPreview: true }, { kind: "kill-plugin", at: 1, landsAfter: 1 });
+            expect(stack.iam.has(member.at), "not yet applied as the plugin dies").to.equal(false);
+            stack.program = [kept];
+            await stack.command({ kind: "preview" });
+            expect(stack.iam.has(member.at), "applied after the preview's first read").to.equal(true);
+            const up = await stack.command({ kind: "up", skipPreview: true });
+            expect(up.said.some((s) => s.note.kind === "unrecorded" && s.note.at?.parent === 0), off.join() || "every rule on").to.equal(off.length === 0);
+        }
+    });
+
+    // Found by the draw of a write in flight as its sender dies (seed 1, cases 3571 and 7264; seed 3, cases 6566 and
+    // 7890): a Delete's removal in flight as the CLI is killed; the next `pulumi up` (the program keeps the Member)
+    // forces an update to put the grant back, finds it still there, writes nothing and answers, which settles the
+    // removal; the removal then lands (the policy's etag unmoved), and no later run puts the grant back or says so.
+    // Counted apart as the known issue write-in-flight-lands-after-a-run-found-nothing-to-write (sim/case.ts).
+    it.skip("a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member: the grant is put back (known issue)", async () => {
+        const c = base({ commandKnown: true, initial: [member], steps: [{
+            program: [member], command: { kind: "destroy", skipPreview: true, targets: [urnOf("m0")] }, strike: { kind: "kill-cli", at: 1, landsAfter: 2 },
+            then: [{ kind: "up", skipPreview: true }], revert: false,
+        }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
 
     it("`pulumi destroy --target <explicit provider> --target-dependents`: every Member of that provider goes, a default one's twin grant stays", async () => {
         const a: Member = { name: "a", at: grant, provider: "explicit" };
