@@ -114,7 +114,8 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     }
 }
 
-export function drawCase(seed: number): Case {
+/** The case of `seed`; `later` false: as drawn before the later draws (a case found then, replayed as it was). */
+export function drawCase(seed: number, later = true): Case {
     const d = new Draws(seed);
     const names = { n: 0 };
     const initial = drawProgram(d, [], names).concat(drawProgram(d, [], names));
@@ -133,7 +134,7 @@ export function drawCase(seed: number): Case {
         program = next;
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
-    drawLater(seed, initial, steps);
+    if (later) drawLater(seed, initial, steps);
     return {
         seed, commandKnown: d.chance(0.5), foreign, initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},
