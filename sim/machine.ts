@@ -95,6 +95,8 @@ export class World {
 
     append(file: SimFile, line: Line, durable: boolean): void {
         if (!this.files.has(file.name)) throw Object.assign(new Error("the file is gone"), { code: "ENOENT" });
+        // A killed process writes nothing more: its journal object, still running in this process, is no process.
+        if (!this.alive.has(file.writer.id)) return;
         this.appends++;
         if (this.faults.fullAfter !== undefined && this.appends > this.faults.fullAfter) throw Object.assign(new Error("no space left"), { code: "ENOSPC" });
         // A JSON round trip, as a file would: no object is shared between processes.

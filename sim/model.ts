@@ -9,6 +9,7 @@ import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
 import { Diagnostics, JournalShell as Journal, PolicyReader, RunCommand } from "../provider/deployment/shell";
 import { Rules } from "../provider/journal/rules";
+import { IN_FLIGHT_SLACK_MS } from "../provider/journal/knowledge";
 import { runCommandOf } from "../provider/process/command";
 import type { Claim } from "../provider/resources/resource";
 import { SimProcess, World } from "./machine";
@@ -59,11 +60,35 @@ export interface Placed {
 export const placedKey = (p: Placed) => `${p.parent}|${grantKey(p.grant)}`;
 export const describePlaced = (p: Placed) => `${describeGrant(p.grant)} on ${parentName(PARENTS[p.parent])}`;
 
+/** A write sent to Google whose sender died before Google applied it (Strike.landsAfter). */
+interface InFlight {
+    at: Placed;
+    present: boolean;
+    /** The etag of the policy it read: Google refuses it once the policy has changed since. */
+    etag: string;
+    /** It lands after this many more of Google's answers to policy reads. */
+    reads: number;
+    /** Its deadline: no attempt of it was sent after that. */
+    until: number;
+    what: string;
+    /** A later operation on its grant found it as it would set it, and wrote nothing (the etag unmoved). */
+    overtaken?: boolean;
+}
+
 export class Iam {
     private readonly policies = PARENTS.map(() => new Map<string, Grant>());
-    private version = 0;
+    /** Each policy's etag: it moves with every write of that policy, whoever makes it. */
+    private readonly versions = PARENTS.map(() => 0);
+    private readonly inFlight: InFlight[] = [];
+    /** Grants a write in flight changed since this was last cleared (the command under way): the judge's. */
+    readonly landedLate = new Set<string>();
+    /** A write in flight landed once overtaken (see knownIssue in case.ts). */
+    overtakenLanded = false;
     reads = 0;
     writes = 0;
+
+    /** `log`: the case's transcript, where a write in flight is told to land. */
+    constructor(private readonly log: string[] = []) {}
 
     has(p: Placed): boolean {
         return this.policies[p.parent].has(grantKey(p.grant));
@@ -76,21 +101,68 @@ export class Iam {
     policy(parent: number): Policy {
         const byRole = new Map<string, string[]>();
         for (const g of this.policies[parent].values()) byRole.set(g.role, [...(byRole.get(g.role) ?? []), g.member]);
-        return { version: 1, etag: `e${this.version}`, bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+        return { version: 1, etag: this.etagOf(parent), bindings: [...byRole].map(([role, members]) => ({ role, members })) };
+    }
+
+    etagOf(parent: number): string {
+        return `e${parent}.${this.versions[parent]}`;
     }
 
     set(p: Placed, present: boolean): void {
         this.writes++;
-        this.version++;
+        this.versions[p.parent]++;
         if (present) this.policies[p.parent].set(grantKey(p.grant), p.grant);
         else this.policies[p.parent].delete(grantKey(p.grant));
+    }
+
+    /** Another writer changes the policy outside the grants a case follows (another role, an audit config): its etag moves. */
+    touch(parent: number): void {
+        this.versions[parent]++;
+    }
+
+    /** A resource's Read of `p` (its getIamPolicy): whether the grant is there. */
+    read(p: Placed): boolean {
+        const has = this.has(p);
+        this.answeredRead();
+        return has;
+    }
+
+    /** A write whose sender died before Google applied it. */
+    send(w: InFlight): void {
+        this.inFlight.push(w);
+    }
+
+    /** The writes in flight that `due` says land now: each is applied, or refused where the policy changed since its read. */
+    land(due: (w: InFlight) => boolean): void {
+        if (this.inFlight.length === 0) return;
+        for (const w of this.inFlight.filter(due)) {
+            this.inFlight.splice(this.inFlight.indexOf(w), 1);
+            const applies = this.etagOf(w.at.parent) === w.etag;
+            this.log.push(`  ! the write of ${w.what}, sent before its sender died, ${applies ? "lands" : "is refused: the policy changed since its read (409)"}` +
+                `${applies && w.overtaken ? ", after a later operation found its grant as the program declares it and wrote nothing" : ""}`);
+            if (!applies) continue;
+            if (w.overtaken) this.overtakenLanded = true;
+            this.set(w.at, w.present);
+            this.landedLate.add(placedKey(w.at));
+        }
+    }
+
+    /** An operation finds `p` as it would set it (`present`) and writes nothing: a write in flight that undoes it may still land. */
+    nothingToWrite(p: Placed, present: boolean): void {
+        for (const w of this.inFlight) if (placedKey(w.at) === placedKey(p) && w.present !== present) w.overtaken = true;
+    }
+
+    private answeredRead(): void {
+        this.land((w) => --w.reads <= 0);
     }
 
     reader(): PolicyReader {
         return {
             getIamPolicy: (parent: Parent) => {
                 this.reads++;
-                return Promise.resolve(this.policy(PARENTS.findIndex((p) => parentName(p) === parentName(parent))));
+                const answer = this.policy(PARENTS.findIndex((p) => parentName(p) === parentName(parent)));
+                this.answeredRead();
+                return Promise.resolve(answer);
             },
         };
     }
@@ -99,7 +171,7 @@ export class Iam {
 // ---- The stack ----
 
 export type ProviderName = "default" | "explicit";
-const providerUrn = (p: ProviderName, version: string) =>
+export const providerUrn = (p: ProviderName, version: string) =>
     p === "default" ? `${STACK}::pulumi:providers:cloud::default_${version.replace(/\./g, "_")}` : `${STACK}::pulumi:providers:cloud::explicit`;
 
 /** A Member as the program declares it, or as the engine's state holds it. */
@@ -150,6 +222,12 @@ export interface Command {
     importId?: string;
     importAt?: Placed;
     importProvider?: ProviderName;
+    /**
+     * `--target-dependents`: the targets' dependents too. A Member depends on its provider (and its parent, the stack):
+     * with a provider's URN targeted, every Member of that provider is (pkg/resource/deploy/step_generator.go,
+     * isTargetedForUpdate and getTargetDependents); with a Member's, it is `--target` (no Member depends on another).
+     */
+    targetDependents?: boolean;
 }
 
 export type StrikeKind = "kill-plugin" | "kill-cli" | "crash-machine" | "ctrl-c" | "ctrl-c-twice" | "lost-answer" | "unavailable";
@@ -158,6 +236,43 @@ export type StrikeKind = "kill-plugin" | "kill-cli" | "crash-machine" | "ctrl-c"
 export interface Strike {
     kind: StrikeKind;
     at: number;
+    /** A kill (of the plugin, of the CLI, the machine's crash) as the plugin appends the write's record: the line is torn (readers skip it) and the write never sent. */
+    torn?: boolean;
+    /**
+     * A kill with the write sent and not yet applied: it lands after this many more of Google's answers to policy
+     * reads, unless the policy changed since its read (its etag: refused), and at the latest before its deadline and
+     * the journal's slack are past (IN_FLIGHT_SLACK_MS) or the user recovers.
+     */
+    landsAfter?: number;
+}
+
+/**
+ * What Google does to a command's `at`-th write (of its recording run), as the resource's read-modify-write meets it
+ * (iam/parentPolicy.ts `cycle`, iam/fetcher.ts `call`). `conflict`: another writer changed the policy since the read,
+ * so the write's etag is stale (409 ABORTED; no attempt applied, its record undone); the resource reads again and
+ * writes (`lands`), or every retry meets another change until the deadline. `quota`: 429 (nothing applied); the
+ * write waits `waitMs` for its turn and lands, or gets none before the deadline (its record undone). `reset`: the
+ * connection reset with the answer lost, Google having `applied` the attempt or not; a retry gets an answer (`lands`:
+ * if it applied, the retry's stale etag gets a 409 and the fresh read shows the change, so nothing more is written)
+ * or none (the record stays open: the write may have applied).
+ */
+export interface GoogleFault {
+    kind: "conflict" | "quota" | "reset";
+    at: number;
+    lands: boolean;
+    applied?: boolean;
+    waitMs?: number;
+}
+
+export function describeStrike(s: Strike): string {
+    const how = s.torn ? ", its record torn" : s.landsAfter !== undefined ? `, the write in flight (lands after ${s.landsAfter} reads)` : "";
+    return `strike: ${s.kind} at write ${s.at}${how}`;
+}
+
+export function describeFault(f: GoogleFault): string {
+    const code = { conflict: "409", quota: "429", reset: "a reset" }[f.kind];
+    const end = f.kind === "reset" ? `${f.applied ? "applied" : "not applied"}, ${f.lands ? "answered on retry" : "no answer"}` : f.lands ? "lands on retry" : "fails";
+    return `google: ${code} at write ${f.at}, ${end}`;
 }
 
 export function argvOf(c: Command): string[] {
@@ -169,6 +284,7 @@ export function argvOf(c: Command): string[] {
     if (c.previewOnly) argv.push("--preview-only");
     if (c.clearPendingCreates) argv.push("--clear-pending-creates");
     for (const t of c.targets ?? []) argv.push("--target", t);
+    if (c.targetDependents) argv.push("--target-dependents");
     for (const t of c.excludes ?? []) argv.push("--exclude", t);
     return argv;
 }
@@ -237,7 +353,8 @@ export type Transition = (typeof TRANSITIONS)[number];
 
 /** The world a case runs in. */
 export class Stack {
-    readonly iam = new Iam();
+    readonly log: string[] = [];
+    readonly iam = new Iam(this.log);
     readonly world: World;
     /** The engine's saved state (the judge's word on what the stack holds). */
     private savedState: Checkpoint = { resources: new Map(), pendingCreates: new Map(), condemned: [] };
@@ -255,7 +372,6 @@ export class Stack {
     commandKnown = true;
     /** Every grant the plugin wrote, so a note can be matched to it. */
     readonly known = new Map<string, Placed>();
-    readonly log: string[] = [];
     /** The calls the engine sent, in order (kept only when `trace` is set). */
     readonly sent: SentCall[] = [];
     trace = false;
@@ -306,6 +422,18 @@ export class Stack {
         this.world = world;
     }
 
+    /** Time passes: a write in flight has landed before its deadline and the journal's slack are past. */
+    pass(ms: number): void {
+        const to = this.world.now + ms;
+        this.iam.land((w) => w.until + IN_FLIGHT_SLACK_MS < to);
+        this.world.now = to;
+    }
+
+    /** The user recovers: every write still in flight has landed or been refused by now (it takes seconds). */
+    settleInFlight(): void {
+        this.iam.land(() => true);
+    }
+
     /** The grant a note names: its first words are the grant and its parent, as the journal writes them. */
     placedOf(text: string): Placed | undefined {
         for (const p of this.known.values()) {
@@ -333,11 +461,12 @@ export class Stack {
     }
 
     /** Runs one CLI command; returns what the journal said in it. */
-    async command(c: Command, strike?: Strike): Promise<CommandOutcome> {
+    async command(c: Command, strike?: Strike, fault?: GoogleFault): Promise<CommandOutcome> {
         const cli = `cli${++this.cli}`;
         const argv = argvOf(c);
+        this.iam.landedLate.clear();
         this.log.push(`  program: ${this.program.map((m) => `${m.name}=${describePlaced(m.at)}${m.provider === "explicit" ? " (explicit)" : ""}${m.deleteBeforeReplace ? " (deleteBeforeReplace)" : ""}`).join("; ") || "empty"}`);
-        this.log.push(`$ ${argv.join(" ")}${strike ? `   [strike: ${strike.kind} at write ${strike.at}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
+        this.log.push(`$ ${argv.join(" ")}${strike ? `   [${describeStrike(strike)}]` : ""}${fault ? `   [${describeFault(fault)}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
         const outcome: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
         const previewsFirst = c.kind !== "preview" && !c.skipPreview && !c.previewOnly;
         const argvKnown = this.commandKnown ? argv : [];
@@ -345,13 +474,14 @@ export class Stack {
             this.took1("preview first");
             await this.engineRun(c, cli, argvKnown, true, undefined, outcome);
         }
-        if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome);
+        if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome, fault);
         for (const s of outcome.said) this.log.push(`  ${s.untrue ? "UNTRUE " : ""}said: ${s.note.text.slice(0, 400)}`);
         return outcome;
     }
 
     /** One engine run (a command's preview, or its update): the plugins it starts and the RPCs it sends them. */
-    private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome): Promise<void> {
+    private async engineRun(c: Command, cli: string, argv: string[], preview: boolean, strike: Strike | undefined, outcome: CommandOutcome,
+        fault?: GoogleFault): Promise<void> {
         const address = `${cli}-run${++this.run}`;
         this.guide?.beginRun();
         const rc: RunCommand = runCommandOf(argv);
@@ -398,7 +528,11 @@ export class Stack {
         };
         /** What this run's refresh found gone, where the run is a preview (which records nothing). */
         const goneInRun = new Set<string>();
-        const targeted = (urn: string) => (c.targets?.length ? c.targets.includes(urn) : true) && !(c.excludes ?? []).includes(urn);
+        const targeted = (m: Member) => {
+            const urn = urnOf(m.name);
+            const hit = (ts: string[]) => ts.includes(urn) || (c.targetDependents === true && ts.includes(providerUrn(m.provider, this.version)));
+            return (c.targets?.length ? hit(c.targets) : true) && !(c.excludes ?? []).includes(urn);
+        };
         let writes = 0;
 
         /** One resource operation through the journal, as the server runs it. */
@@ -425,52 +559,127 @@ export class Stack {
                         ctx.named(memberId(m));
                         if (told === "failed") throw new Error("the recorded call failed");
                         if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
-                        if (read) return this.iam.has(m.at) ? "ok" as const : "gone" as const;
+                        if (read) return this.iam.read(m.at) ? "ok" as const : "gone" as const;
                         if (preview) return "ok" as const;
-                        let present = kind !== "delete";
+                        const present = kind !== "delete";
                         const keeper = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) : undefined;
                         if (keeper !== undefined) {
                             // The resource's own warning (resources/parent.ts: keptGrants) names the grant and its keeper.
                             outcome.said.push({ note: { text: `deleted, but left ${describePlaced(m.at)}: declared by ${keeper}`, kind: "left", at: m.at, unchecked: true } });
                             return "ok" as const;
                         }
-                        if (this.iam.has(m.at) === present) return "ok" as const;
-                        const beforePolicy = this.iam.policy(m.at.parent);
-                        const afterGrants = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
-                        if (present) afterGrants.push(m.at);
-                        const afterPolicy = policyOf(afterGrants);
-                        const rec = ctx.wrote(PARENTS[m.at.parent], beforePolicy, afterPolicy, this.world.now + 30_000);
-                        await rec.durable;
+                        if (this.iam.has(m.at) === present) {
+                            this.iam.nothingToWrite(m.at, present);
+                            return "ok" as const;
+                        }
+                        /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */
+                        const readPolicy = () => {
+                            const after = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
+                            if (present) after.push(m.at);
+                            return { before: this.iam.policy(m.at.parent), after: policyOf(after) };
+                        };
+                        const deadline = this.world.now + 30_000;
+                        let rmw = readPolicy();
+                        let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
                         const n = ++writes;
+                        const hit = strike?.at === n ? strike : undefined;
+                        const what = `${kind} of ${m.name}`;
+                        /** A kill: of the plugin, or of the CLI and every plugin (the machine's crash loses what is not on disk, too). */
+                        const die = (k: StrikeKind): Error => {
+                            if (k === "kill-plugin") {
+                                this.world.kill(p);
+                                if (hit?.torn) this.world.tear(p.writer.id);
+                                stopStarting = true;
+                                return new Error("the plugin died");
+                            }
+                            for (const x of procs.values()) this.world.kill(x.p);
+                            if (hit?.torn) this.world.tear(p.writer.id);
+                            if (k === "crash-machine") this.world.crash();
+                            engineGone = true;
+                            if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
+                            return new Error("the CLI died");
+                        };
+                        /** The operation fails once its deadline is past: the engine starts no more steps. */
+                        const failAtDeadline = (why: string): Error => {
+                            this.pass(Math.max(0, deadline - this.world.now));
+                            outcome.clean = false;
+                            stopStarting = true;
+                            return new Error(why);
+                        };
+                        if (hit?.torn) {
+                            this.log.push(`  ! ${hit.kind} as the plugin journals the ${what}: the line is torn, the write never sent`);
+                            outcome.struck = true;
+                            outcome.clean = false;
+                            throw die(hit.kind);
+                        }
+                        await rec.durable;
+                        // A process killed meanwhile sends nothing more.
+                        if (!p.alive) throw new Error("the plugin died");
                         this.known.set(placedKey(m.at), m.at);
-                        if (strike?.at === n && strike.kind === "unavailable") {
+                        // Whether Google applied the write already (a reset), and whether its answer to this record comes (rec.landed).
+                        let applied = false;
+                        let answered = true;
+                        const google = fault?.at === n ? fault : undefined;
+                        if (google?.kind === "conflict") {
+                            this.iam.touch(m.at.parent);
+                            rec.undo();
+                            this.log.push(`  ! 409 on the write of ${what}: another writer changed the policy since its read${google.lands ? "; it reads again and writes" : ", and does on every retry"}`);
+                            if (!google.lands) throw failAtDeadline("409 ABORTED: concurrent policy changes on every attempt within the request timeout");
+                            this.pass(1000);
+                            if (this.iam.has(m.at) === present) {
+                                this.iam.nothingToWrite(m.at, present);
+                                return "ok" as const;
+                            }
+                            rmw = readPolicy();
+                            rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
+                            await rec.durable;
+                            if (!p.alive) throw new Error("the plugin died");
+                        } else if (google?.kind === "quota") {
+                            this.log.push(`  ! 429 on the write of ${what}: ${google.lands ? `its turn under the quota comes ${google.waitMs ?? 0} ms later` : "no turn under the quota before its deadline"}`);
+                            if (!google.lands) {
+                                rec.undo();
+                                throw failAtDeadline("429: no room under the quota within the request timeout");
+                            }
+                            this.pass(google.waitMs ?? 0);
+                            // What else is under way goes on meanwhile.
+                            for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+                            if (!p.alive) throw new Error("the plugin died");
+                        } else if (google?.kind === "reset") {
+                            this.log.push(`  ! connection reset on the write of ${what}: Google ${google.applied ? "applied" : "never applied"} it, and the answer is lost`);
+                            if (google.applied) this.iam.set(m.at, present);
+                            if (!google.lands) {
+                                outcome.clean = false;
+                                stopStarting = true;
+                                throw new Error("the connection was reset, and no retry got an answer");
+                            }
+                            // Applied: the retry's etag is stale (409), and the fresh read shows the change: nothing more is written.
+                            applied = google.applied === true;
+                            answered = !applied;
+                        }
+                        if (hit?.kind === "unavailable") {
                             outcome.clean = false;
                             stopStarting = true;
                             rec.undo();
                             throw new Error("503");
                         }
-                        this.iam.set(m.at, present);
-                        present = true;
+                        if (hit?.landsAfter !== undefined) {
+                            this.iam.send({ at: m.at, present, etag: rmw.before.etag ?? "", reads: hit.landsAfter, until: deadline, what });
+                        } else if (!applied) {
+                            this.iam.set(m.at, present);
+                        }
                         if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), m.at, outcome);
-                        if (strike?.at === n) {
-                            this.log.push(`  ! ${strike.kind} after ${kind} of ${m.name} was applied`);
-                            outcome.struck = strike.kind !== "lost-answer";
+                        if (hit) {
+                            this.log.push(`  ! ${hit.kind} ${hit.landsAfter !== undefined ? `while the write of ${what} is in flight` : `after ${what} was applied`}`);
+                            outcome.struck = hit.kind !== "lost-answer";
                             outcome.clean = false;
-                            switch (strike.kind) {
+                            switch (hit.kind) {
                                 case "lost-answer":
                                     stopStarting = true;
                                     throw new Error("the answer was lost");
                                 case "kill-plugin":
-                                    this.world.kill(p);
-                                    stopStarting = true;
-                                    throw new Error("the plugin died");
                                 case "kill-cli":
                                 case "crash-machine":
-                                    for (const x of procs.values()) this.world.kill(x.p);
-                                    if (strike.kind === "crash-machine") this.world.crash();
-                                    engineGone = true;
-                                    if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
-                                    throw new Error("the CLI died");
+                                    throw die(hit.kind);
                                 case "ctrl-c":
                                     for (const x of procs.values()) x.j.cancel();
                                     stopStarting = true;
@@ -489,10 +698,12 @@ export class Stack {
                                     break;
                             }
                         }
-                        rec.landed(this.iam.policy(m.at.parent));
+                        if (answered) rec.landed(this.iam.policy(m.at.parent));
                         return "ok" as const;
                     },
                     (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(m)));
+                // A killed process answers nothing: the engine sees its connection close.
+                if (!p.alive) throw new Error("the plugin died");
                 this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): ${result}`);
                 return result;
             } catch (e) {
@@ -517,7 +728,7 @@ export class Stack {
                 // trace shows both Reads of a URN that has a condemned old).
                 const condemned = new Set(this.checkpoint.condemned);
                 for (const m of this.guided([...this.checkpoint.resources.values(), ...this.checkpoint.condemned])) {
-                    if (!targeted(urnOf(m.name)) || stopStarting || engineGone || m.pendingReplacement) continue;
+                    if (!targeted(m) || stopStarting || engineGone || m.pendingReplacement) continue;
                     if (this.guide?.stopped() && this.guide.answer(m.name, "Read") === undefined) continue;
                     const r = await op(m, "refresh", m, "refresh");
                     if (r === "gone") {
@@ -555,7 +766,7 @@ export class Stack {
             if (c.kind === "up" || c.kind === "preview") await this.update(c, preview, proc, op, record, targeted, () => stopStarting || engineGone, goneInRun);
             if (engineGone) this.took1("answer never came");
             if (c.kind === "destroy") {
-                const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(urnOf(m.name))));
+                const order = this.order([...this.checkpoint.resources.values()].filter((m) => targeted(m)));
                 const drawn = this.draws.chance(0.5);
                 const parallel = this.guide ? this.guide.parallel() : drawn;
                 this.took1(parallel ? "destroy in parallel" : "destroy one by one");
@@ -588,11 +799,11 @@ export class Stack {
     /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
     private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal },
         op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined, phase: Phase) => Promise<string>,
-        record: (f: () => void) => void, targeted: (urn: string) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
+        record: (f: () => void) => void, targeted: (m: Member) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
         type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };
         const steps: Step[] = [];
         const replaced: Member[] = [];
-        const program = this.order(this.program.filter((m) => targeted(urnOf(m.name))));
+        const program = this.order(this.program.filter((m) => targeted(m)));
         /** Whether a guided run stopped before it sent `method` for `name`: the model then does not send it either. */
         const unsent = (name: string, method: string) => this.guide !== undefined && this.guide.stopped() && this.guide.answer(name, method) === undefined;
         /** A deleteBeforeReplace replacement: its old deleted, then the new one created. False: the run stopped. */
@@ -693,9 +904,9 @@ export class Stack {
         if (preview) return;
         // What the program no longer declares is deleted after every Check (a full run), targeted ones only otherwise.
         const declared = new Set(this.program.map((m) => urnOf(m.name)));
-        const doomed = this.order([...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(urnOf(m.name))));
+        const doomed = this.order([...this.checkpoint.resources.values()].filter((m) => !declared.has(urnOf(m.name)) && targeted(m)));
         // And so do the replaced resources an earlier run left condemned.
-        for (const old of this.guided([...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(urnOf(m.name)))])) {
+        for (const old of this.guided([...replaced, ...this.checkpoint.condemned.filter((m) => !replaced.includes(m) && targeted(m))])) {
             if (halted()) break;
             if (unsent(old.name, "Delete")) continue;
             if (!replaced.includes(old)) this.took1("a condemned resource deleted by a later run");

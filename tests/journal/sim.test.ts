@@ -4,13 +4,28 @@
 
 import { expect } from "chai";
 import { RuleName, Rules } from "../../provider/journal/rules";
-import { Case, runCase } from "../../sim/case";
-import { Member, urnOf } from "../../sim/model";
-import { simulate } from "../../sim/sim";
+import { Case, drawCase, runCase } from "../../sim/case";
+import { World } from "../../sim/machine";
+import { Command, Draws, GoogleFault, Member, providerUrn, Stack, Strike, urnOf } from "../../sim/model";
+import { caseSeed, simulate } from "../../sim/sim";
 
 const grant = { parent: 0, grant: { role: "roles/viewer", member: "user:ann@example.com" } };
 const twins: Member[] = [{ name: "a", at: grant, provider: "default" }, { name: "b", at: grant, provider: "default" }];
 const base = (over: Partial<Case>): Case => ({ seed: 1, commandKnown: false, foreign: [], initial: twins, steps: [], storage: {}, upgrade: false, ...over });
+
+/** A stack on a fresh world, its program `program` and the setup `pulumi up` run (unless `setup` is false). */
+async function stackOf(program: Member[], off: RuleName[] = [], setup = true): Promise<{ stack: Stack; world: World }> {
+    const world = new World();
+    const stack = new Stack(new Rules(new Set(off)), new Draws(1), world);
+    stack.program = program;
+    if (setup) await stack.command({ kind: "up", skipPreview: true });
+    return { stack, world };
+}
+
+/** The violations of case `k` of `seed` as drawn before the later draws (see drawCase), with `off` switched off. */
+async function replayed(seed: number, k: number, off: RuleName[] = []): Promise<string[]> {
+    return (await runCase(drawCase(caseSeed(seed, k), false), new Rules(new Set(off)))).violations;
+}
 
 /** Runs a case under several seeds (the engine's order of steps, parallel deletes), each judged; `off`: rules switched off. */
 async function violationsOf(c: Case, off: RuleName[] = []): Promise<string[]> {
@@ -42,6 +57,114 @@ describe("the journal's simulator", function () {
         expect(a.cases).to.equal(300);
     });
 
+    // The model once let a killed plugin's journal object, still running in-process, append lines, send a Delete
+    // under way beside the struck one and answer it; dropping only the lines then made the journal say that a grant
+    // whose Delete the engine had recorded was still held (seed 3, case 69).
+    it("a plugin killed mid-destroy: its other Delete under way writes nothing, sends nothing and answers nothing", async () => {
+        const m1: Member = { name: "m1", at: { parent: 1, grant: { role: "roles/viewer", member: "user:bob@example.com" } }, provider: "default", deleteBeforeReplace: true };
+        const program = [{ name: "m0", at: grant, provider: "default" } as Member, m1];
+        const c = base({ initial: program, steps: [{ program, command: { kind: "destroy", skipPreview: true }, strike: { kind: "kill-plugin", at: 1 }, then: [], revert: false }] });
+        const transcripts: string[] = [];
+        const out: string[] = [];
+        for (let seed = 0; seed < 16; seed++) {
+            const v = await runCase({ ...c, seed }, new Rules());
+            out.push(...v.violations);
+            transcripts.push(v.transcript.join("\n"));
+        }
+        expect(out).to.deep.equal([]);
+        // In some seed the Deletes ran in parallel and the one beside the struck write died with its plugin.
+        expect(transcripts.some((t) => /^ {2}delete m0 .*: failed \(the plugin died\)$/m.test(t) && /^ {2}! kill-plugin after delete of m1/m.test(t))).to.equal(true);
+    });
+
+    // Google's faults on a write (sim/model.ts, GoogleFault): where the write lands, the command is clean and its
+    // Create recorded; where it fails, the grant is in IAM exactly where Google applied it, and named exactly then.
+    const member: Member = { name: "m0", at: grant, provider: "default" };
+    const faults: { fault: GoogleFault; inIam: boolean; clean: boolean; named: boolean; waitedMs: number }[] = [
+        { fault: { kind: "conflict", at: 1, lands: true }, inIam: true, clean: true, named: false, waitedMs: 1000 },
+        { fault: { kind: "conflict", at: 1, lands: false }, inIam: false, clean: false, named: false, waitedMs: 30_000 },
+        { fault: { kind: "quota", at: 1, lands: true, waitMs: 5000 }, inIam: true, clean: true, named: false, waitedMs: 5000 },
+        { fault: { kind: "quota", at: 1, lands: false }, inIam: false, clean: false, named: false, waitedMs: 30_000 },
+        { fault: { kind: "reset", at: 1, lands: true, applied: true }, inIam: true, clean: true, named: false, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: true, applied: false }, inIam: true, clean: true, named: false, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: false, applied: true }, inIam: true, clean: false, named: true, waitedMs: 0 },
+        { fault: { kind: "reset", at: 1, lands: false, applied: false }, inIam: false, clean: false, named: false, waitedMs: 0 },
+    ];
+    for (const { fault, inIam, clean, named, waitedMs } of faults) {
+        const what = `${fault.kind}${fault.applied !== undefined ? (fault.applied ? ", applied" : ", not applied") : ""}, ${fault.lands ? "landing" : "failing"}`;
+        it(`Google's ${what} on a Member's Create: in IAM ${inIam}, recorded ${clean}, named ${named}; then converged`, async () => {
+            const { stack, world } = await stackOf([member], [], false);
+            const before = world.now;
+            const out = await stack.command({ kind: "up", skipPreview: true }, undefined, fault);
+            expect(stack.iam.has(member.at)).to.equal(inIam);
+            expect(out.clean).to.equal(clean);
+            expect(stack.checkpoint.resources.has(urnOf("m0"))).to.equal(clean);
+            expect(out.said.some((s) => s.note.kind === "unrecorded" && !s.untrue)).to.equal(named);
+            expect(world.now - before).to.be.within(waitedMs, waitedMs + 100);
+            const c = base({ commandKnown: true, initial: [], steps: [{ program: [member], command: { kind: "up", skipPreview: true }, google: fault, then: [], revert: false }] });
+            expect(await violationsOf(c)).to.deep.equal([]);
+        });
+    }
+
+    for (const torn of [true, false]) {
+        it(`a plugin killed ${torn ? "as it journals a write: the record's line is torn, readers skip it, and the write is never sent" : "after its write landed: the record stays"}`, async () => {
+            const { stack, world } = await stackOf([member], [], false);
+            const strike: Strike = { kind: "kill-plugin", at: 1, ...(torn ? { torn } : {}) };
+            await stack.command({ kind: "up", skipPreview: true }, strike);
+            expect(stack.iam.has(member.at)).to.equal(!torn);
+            const reader = world.spawn("cli-reader");
+            const opened = world.open(reader, { op: "hello", writer: reader.writer, run: "reader" });
+            if (!("store" in opened)) throw new Error(opened.why);
+            const dead = opened.store.peers().map((p) => p.lines.map((l) => l.op));
+            expect(dead).to.have.length(1);
+            expect(dead[0].includes("wrote")).to.equal(!torn);
+        });
+    }
+
+    // A write sent as its plugin died, applied by Google after a later run's read found the grant absent: that read is
+    // no word on it (in-flight-slack), so the orphan it leaves is named once it lands.
+    it("a Create's write in flight as its plugin dies lands after a preview's read: the orphan is named, and with in-flight-slack off it is not", async () => {
+        const kept: Member = { name: "m1", at: { parent: 1, grant: grant.grant }, provider: "default" };
+        for (const off of [[], ["in-flight-slack"]] as RuleName[][]) {
+            const { stack } = await stackOf([kept], off);
+            stack.program = [kept, member];
+            await stack.command({ kind: "up", skipPreview: true }, { kind: "kill-plugin", at: 1, landsAfter: 1 });
+            expect(stack.iam.has(member.at), "not yet applied as the plugin dies").to.equal(false);
+            stack.program = [kept];
+            await stack.command({ kind: "preview" });
+            expect(stack.iam.has(member.at), "applied after the preview's first read").to.equal(true);
+            const up = await stack.command({ kind: "up", skipPreview: true });
+            expect(up.said.some((s) => s.note.kind === "unrecorded" && s.note.at?.parent === 0), off.join() || "every rule on").to.equal(off.length === 0);
+        }
+    });
+
+    // Found by the draw of a write in flight as its sender dies (seed 1, cases 3571 and 7264; seed 3, cases 6566 and
+    // 7890): a Delete's removal in flight as the CLI is killed; the next `pulumi up` (the program keeps the Member)
+    // forces an update to put the grant back, finds it still there, writes nothing and answers, which settles the
+    // removal; the removal then lands (the policy's etag unmoved), and no later run puts the grant back or says so.
+    // Counted apart as the known issue write-in-flight-lands-after-a-run-found-nothing-to-write (sim/case.ts).
+    it.skip("a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member: the grant is put back (known issue)", async () => {
+        const c = base({ commandKnown: true, initial: [member], steps: [{
+            program: [member], command: { kind: "destroy", skipPreview: true, targets: [urnOf("m0")] }, strike: { kind: "kill-cli", at: 1, landsAfter: 2 },
+            then: [{ kind: "up", skipPreview: true }], revert: false,
+        }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
+
+    it("`pulumi destroy --target <explicit provider> --target-dependents`: every Member of that provider goes, a default one's twin grant stays", async () => {
+        const a: Member = { name: "a", at: grant, provider: "explicit" };
+        const b: Member = { name: "b", at: { parent: 0, grant: { role: "roles/viewer", member: "user:bob@example.com" } }, provider: "explicit" };
+        const c: Member = { name: "c", at: grant, provider: "default" };
+        const { stack } = await stackOf([a, b, c]);
+        const cmd: Command = { kind: "destroy", skipPreview: true, targets: [providerUrn("explicit", "")], targetDependents: true };
+        const out = await stack.command(cmd);
+        expect([...stack.checkpoint.resources.keys()]).to.deep.equal([urnOf("c")]);
+        expect([stack.iam.has(a.at), stack.iam.has(b.at)]).to.deep.equal([true, false]);
+        expect(out.said.map((s) => s.note.kind)).to.deep.equal(["left"]);
+        for (const known of [true, false]) {
+            expect(await violationsOf(base({ commandKnown: known, initial: [a, b, c], steps: [{ program: [a, b, c], command: cmd, then: [], revert: false }] }))).to.deep.equal([]);
+        }
+    });
+
     it("twins through two providers, Ctrl-C twice after a `destroy` removed one's grant, `pulumi up` of it alone: the update that puts it back settles it", async () => {
         const pair: Member[] = [{ name: "a", at: grant, provider: "explicit" }, { name: "b", at: grant, provider: "default" }];
         const c = base({ commandKnown: true, initial: pair, steps: [{ program: [pair[0]], command: { kind: "destroy", skipPreview: true }, strike: { kind: "ctrl-c-twice", at: 1 }, then: [], revert: false }] });
@@ -65,8 +188,7 @@ describe("the journal's simulator", function () {
     // cut-off Deletes, an `up` runs one twin's deleteBeforeReplace replacement before the other's Check, and that
     // Delete's answer (which puts no grant back) was taken to settle the removal the other's Diff must put back.
     it("a removal answered by its resource's Delete before its twin's Check: the twin's update puts the grant back in that run (seed 19, case 6517)", async () => {
-        const r = await simulate(19, 1, new Set(), () => undefined, { only: 6517 });
-        expect(r.violations).to.equal(0);
+        expect(await replayed(19, 6517)).to.deep.equal([]);
     });
 
     // Found by a 1,000,000-case run of seed 1 (14 of its 17 violations): a deleteBeforeReplace replacement whose
@@ -74,8 +196,8 @@ describe("the journal's simulator", function () {
     // Diff of it took the old grant for one the stack holds: a grant left in IAM that nothing names, or a note that
     // outlives the command it gives.
     it("a deleteBeforeReplace old deleted, its replacement's Create cut off: the next Diff's olds hold nothing (seed 1, case 18275)", async () => {
-        expect((await simulate(1, 1, new Set(), () => undefined, { only: 18275 })).violations).to.equal(0);
-        expect((await simulate(1, 1, new Set(["pending-replacement-holds-nothing"]), () => undefined, { only: 18275 })).violations, "the rule switched off").to.equal(1);
+        expect(await replayed(1, 18275)).to.deep.equal([]);
+        expect(await replayed(1, 18275, ["pending-replacement-holds-nothing"]), "the rule switched off").to.not.deep.equal([]);
     });
 
     // A machine's crash after Google applied a Create the engine had saved: the lines of its answer (what the stack
@@ -103,7 +225,7 @@ describe("the journal's simulator", function () {
             { program: [moved, { name: "b", at: grant, provider: "default" }], command: { kind: "destroy", skipPreview: true }, then: [], revert: false, later: true },
         ] });
         expect(await violationsOf(c)).to.deep.equal([]);
-        expect((await simulate(1, 1, new Set(), () => undefined, { only: 378347 })).violations).to.equal(0);
+        expect(await replayed(1, 378347)).to.deep.equal([]);
     });
 
     it("after `pulumi stack rename`, a deleteBeforeReplace Member replaced as it registers, before its twin's Check: the twin's update puts the grant back", async () => {
