@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
 import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
-import { Diagnostics, JournalShell as Journal, PolicyReader, RunCommand } from "../provider/deployment/shell";
+import { Diagnostics, JournalShell, PolicyReader, RunCommand } from "../provider/deployment/shell";
 import { Rules } from "../provider/journal/rules";
 import { IN_FLIGHT_SLACK_MS } from "../provider/journal/knowledge";
 import { runCommandOf } from "../provider/process/command";
@@ -395,7 +395,7 @@ export class Stack {
     /** The checkpoint as it was before the last change recorded, while that change's save may be under way. */
     private unsaved?: Checkpoint;
     /** Where each process's Diff warnings go (the server warns each reason the journal gives on the resource). */
-    private readonly diffSinks = new WeakMap<Journal, (urn: string, why: string) => void>();
+    private readonly diffSinks = new WeakMap<JournalShell, (urn: string, why: string) => void>();
 
     private send(method: string, name: string, phase: Phase, preview: boolean): void {
         // Only a write carries the preview flag; Check, Diff and Read are the same requests in a preview.
@@ -485,7 +485,7 @@ export class Stack {
         const address = `${cli}-run${++this.run}`;
         this.guide?.beginRun();
         const rc: RunCommand = runCommandOf(argv);
-        const procs = new Map<ProviderName, { p: SimProcess; j: Journal }>();
+        const procs = new Map<ProviderName, { p: SimProcess; j: JournalShell }>();
         // An open item is said once per run: a second saying of it in the same run is noise.
         const saidOnce = new Set<string>();
         const saidInRun = (n: Note) => {
@@ -515,7 +515,7 @@ export class Stack {
                 const p = this.world.spawn(cli);
                 outcome.plugins++;
                 this.send("Handshake", "", "register", preview);
-                const j = new Journal(p.host(), diagnostics, () => this.iam.reader(), () => rc, this.rules);
+                const j = new JournalShell(p.host(), diagnostics, () => this.iam.reader(), () => rc, this.rules);
                 this.diffSinks.set(j, (urn, why) => outcome.said.push({ note: { text: why, kind: "other", unchecked: false }, untrue: this.untrueDiff(urn, why) }));
                 j.engine(address);
                 const urn = providerUrn(name, this.version);
@@ -797,7 +797,7 @@ export class Stack {
     }
 
     /** `pulumi up` / `pulumi preview`: Check and Diff every program resource it targets, then create, replace and delete. */
-    private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: Journal },
+    private async update(c: Command, preview: boolean, proc: (p: ProviderName) => { j: JournalShell },
         op: (m: Member, kind: "create" | "delete" | "update", held: Member | undefined, phase: Phase) => Promise<string>,
         record: (f: () => void) => void, targeted: (m: Member) => boolean, halted: () => boolean, goneInRun: ReadonlySet<string>): Promise<void> {
         type Step = { kind: "create" | "update" | "replace"; m: Member; old?: Member };

@@ -51,8 +51,8 @@ export class JournalShell {
 
     /**
      * `iam`: the reader of the provider this process serves, when it is configured (what checks a journaled grant
-     * against Google before it is said). `runCommand`: what the CLI's command line says, read once the stack's
-     * journal is open (reading it may start a process: macOS `ps`).
+     * against Google before it is said). `runCommand`: what the CLI's command line says, read only where a decision
+     * may need it (reading it may start a process: macOS `ps`, kept off a run of lookups alone).
      */
     constructor(private readonly host: JournalHost<Line>, private readonly log: Diagnostics,
         private readonly iam: (provider: string) => PolicyReader | undefined,
@@ -64,8 +64,9 @@ export class JournalShell {
         return this.core.rules;
     }
 
-    /** Tells the core what the storage shows now, and the time. */
-    private observe(): void {
+    /** Tells the core the time and, unless the step reads no other file (`files` false), what the storage shows now. */
+    private observe(files: boolean): void {
+        if (!files) return this.core.observe({ now: this.host.now() });
         const store = this.store;
         const peers = store ? store.peers() : [];
         this.peers = new Map(peers.map((p) => [p.file, p]));
@@ -126,24 +127,35 @@ export class JournalShell {
         }
     }
 
-    /** One step of the core: told the world first, its actions carried out after. */
-    private step<T>(f: () => T): T {
-        this.observe();
+    /**
+     * One step of the core: told the world first, its actions carried out after. `files` false: a step that reads no
+     * other process's file (a write's record, its undo, the provider, the engine's presence, a report's reads) is told
+     * the time alone, so the write path reads no folder.
+     */
+    private step<T>(f: () => T, files = true): T {
+        this.observe(files);
         const out = f();
         this.drain();
         return out;
     }
 
-    /** At the first resource request: which run of its CLI this is, where the command previews first. */
-    private markRun(): void {
-        if (!this.core.wantsRunMark) return;
-        const store = this.store;
-        this.core.runMarkedAs(store !== undefined && this.commandPreviewsFirst() && store.laterRunOfCli(this.run));
+    private command?: RunCommand;
+
+    /** Reads the CLI's command line once, where a decision may need it, and tells the core (see Journal.told). */
+    private tellCommand(): RunCommand {
+        if (!this.command) {
+            this.command = this.runCommand();
+            this.core.told(this.command);
+        }
+        return this.command;
     }
 
-    private command?: RunCommand;
-    private commandPreviewsFirst(): boolean {
-        return (this.command ??= this.runCommand()).previewsFirst === true;
+    /** A resource request: the command line is read, and the run marked (which run of its CLI this is). */
+    private resourceRequest(): void {
+        const command = this.tellCommand();
+        if (!this.core.wantsRunMark) return;
+        const store = this.store;
+        this.core.runMarkedAs(store !== undefined && command.previewsFirst === true && store.laterRunOfCli(this.run));
     }
 
     /** The engine's address: the processes it starts for one run are its children, and share the address. */
@@ -153,7 +165,7 @@ export class JournalShell {
 
     /** The provider this process serves (Configure): its URN and where it sends requests. */
     provider(urn: string, endpoint: string): void {
-        this.step(() => this.core.provider(urn, endpoint));
+        this.step(() => this.core.provider(urn, endpoint), false);
         this.reportEarly();
     }
 
@@ -168,8 +180,7 @@ export class JournalShell {
         if (!opened) return;
         this.run = run;
         if ("store" in opened) this.store = opened.store;
-        const command = (this.command ??= this.runCommand());
-        this.step(() => this.core.attach("store" in opened ? { run, where: opened.store.where, command } : { run, where: opened.where, why: opened.why, command }));
+        this.step(() => this.core.attach("store" in opened ? { run, where: opened.store.where } : { run, where: opened.where, why: opened.why }));
         this.reportEarly();
     }
 
@@ -184,14 +195,14 @@ export class JournalShell {
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
     declare(urn: string, claim: Claim): Notice[] {
-        this.markRun();
+        this.resourceRequest();
         return this.step(() => this.core.declare(urn, claim));
     }
 
     /** The engine sent `urn`'s state (see Journal.state). */
     state(urn: string, held: Claim | undefined, declared?: Claim, replaced = false): { force: boolean; tell: string[] } {
         this.attach(urn);
-        this.markRun();
+        this.resourceRequest();
         return this.step(() => this.core.state(urn, held, declared, replaced));
     }
 
@@ -203,7 +214,7 @@ export class JournalShell {
     async operation<T>(op: Operation, base: BaseContext, run: (ctx: ResourceContext) => Promise<T>,
         scope: (result: T) => Claim | undefined): Promise<T> {
         this.attach(op.urn);
-        this.markRun();
+        this.resourceRequest();
         const begun = this.step(() => this.core.begin(op));
         let resourceId: string | undefined;
         const work = run({
@@ -243,10 +254,10 @@ export class JournalShell {
 
     /** A write is about to be sent: journaled first; the write waits until the line is kept. */
     private wrote(urn: string, resourceId: string | undefined, parent: Parent, before: Policy, after: Policy, until: number): Recorded {
-        const id = this.step(() => this.core.wrote(urn, resourceId, parent, before, after, until));
+        const id = this.step(() => this.core.wrote(urn, resourceId, parent, before, after, until), false);
         const landed = (written: Policy) => this.step(() => this.core.landed(parent, id, written));
         if (id === undefined) return { undo: () => undefined, landed, durable: Promise.resolve() };
-        return { undo: () => this.step(() => this.core.undone(id)), landed, durable: this.synced() };
+        return { undo: () => this.step(() => this.core.undone(id), false), landed, durable: this.synced() };
     }
 
     stop(): void {
@@ -266,12 +277,13 @@ export class JournalShell {
         await Promise.race([Promise.allSettled([...this.running]), this.host.sleep(Math.max(0, deadline - this.host.now() - 1000))]);
         const ask = this.step(() => this.core.endOfRun());
         const alive = ask ? await engineAlive() : false;
-        this.step(() => this.core.engineThere(alive));
+        this.step(() => this.core.engineThere(alive), false);
         await this.report(deadline);
     }
 
     /** Reads what the core's report asks for, with this process's provider's credentials, and tells it what came back. */
     private async report(deadline: number, early = false): Promise<void> {
+        if (this.core.anythingOpen) this.tellCommand();
         const plan: ReportPlan | undefined = this.step(() => this.core.reportPlan(early));
         if (!plan) return;
         const results = await Promise.all(plan.groups.map(async ({ read }): Promise<ReadResult> => {
@@ -284,7 +296,7 @@ export class JournalShell {
                 return { error: e instanceof Error ? e.message : String(e) };
             }
         }));
-        this.step(() => this.core.reported(plan, results));
+        this.step(() => this.core.reported(plan, results), false);
     }
 
     /** At exit: the file stays while it holds what another process needs. */

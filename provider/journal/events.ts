@@ -37,11 +37,14 @@ export interface PeerView extends Peer<Line> {
     alive: boolean;
 }
 
-/** What the shell tells the core before each step: the time, and the other files of the stack's journal. */
+/**
+ * What the shell tells the core before each step: the time, and the other files of the stack's journal (left out
+ * before a step that reads none of them: the core keeps the last it was told).
+ */
 export interface World {
     /** ms since the epoch. */
     now: number;
-    peers: PeerView[];
+    peers?: PeerView[];
 }
 
 /**
@@ -67,8 +70,8 @@ export interface RunCommand {
 
 /** How the stack's journal opened for this process: the run it serves, and its store or why there is none. */
 export type Attached =
-    | { run: string; where: string; command: RunCommand }
-    | { run: string; where: string; why: string; command: RunCommand };
+    | { run: string; where: string }
+    | { run: string; where: string; why: string };
 
 /** A resource operation, as what its request tells of the engine's state: a Read is a refresh (with state) or an import. */
 export type OperationKind = "create" | "import" | "refresh" | "update" | "delete";

@@ -62,7 +62,7 @@ export class Journal {
     private where?: string;
     private attachedYet = false;
     /** What the shell saw last: the time and the other files. */
-    private view: World = { now: 0, peers: [] };
+    private view: { now: number; peers: PeerView[] } = { now: 0, peers: [] };
     private readonly outbox: Action[] = [];
     /** Operations and reports begun and not yet ended: the run's end records answers only when there are none. */
     private underWay = 0;
@@ -112,7 +112,7 @@ export class Journal {
      */
     constructor(private readonly self: Writer, private readonly digest: (text: string) => string, readonly rules: Rules = new Rules()) {}
 
-    /** What the command line says (given with `attached`); before that, nothing: unknown. */
+    /** What the command line says (see `told`); before that, nothing: unknown. */
     private get command(): RunCommand {
         return this.commandGiven ?? {};
     }
@@ -142,7 +142,20 @@ export class Journal {
 
     /** What the storage shows now, and the time: told before every step. */
     observe(world: World): void {
-        this.view = world;
+        this.view = { now: world.now, peers: world.peers ?? this.view.peers };
+    }
+
+    /**
+     * What the CLI's command line says (or that it is unknown). The shell reads it where a decision may need it: at the
+     * first resource request, and before a report while anything is open (reading it may start a process: macOS `ps`).
+     */
+    told(command: RunCommand): void {
+        this.commandGiven = command;
+    }
+
+    /** Whether a report may have anything to say (then the command line decides some of it: see `told`). */
+    get anythingOpen(): boolean {
+        return this.known.open().length > 0;
     }
 
     /** The next action to carry out, in order (undefined: none). */
@@ -202,7 +215,6 @@ export class Journal {
         if (this.attachedYet) return;
         this.attachedYet = true;
         this.run = a.run;
-        this.commandGiven = a.command;
         if ("why" in a) return this.unprotected(a.where, a.why);
         this.where = a.where;
         if (this.providerId) this.append({ op: "serves", provider: this.providerId });

@@ -8,7 +8,9 @@ import type { Parent } from "../../provider/iam/names";
 import type { Policy } from "../../provider/iam/policy";
 import type { Claim } from "../../provider/resources/resource";
 import { Action, Journal, Operation, PeerView, Writer } from "../../provider/journal/journal";
-import type { Line } from "../../provider/journal/knowledge";
+import { JournalShell } from "../../provider/deployment/shell";
+import { Line, providerKey } from "../../provider/journal/knowledge";
+import { World as SimWorld } from "../../sim/machine";
 
 const STACK = "urn:pulumi:dev::p";
 const PROVIDER = `${STACK}::pulumi:providers:cloud::default_8_38_0`;
@@ -55,7 +57,8 @@ function core(peers: PeerView[] = [], command = {}): Journal {
     const j = new Journal(self, (t) => t.length.toString(16).padStart(8, "0"));
     j.observe({ now: 1000, peers });
     j.provider(PROVIDER, "");
-    j.attach({ run: "r1", where: "memory", command });
+    j.told(command);
+    j.attach({ run: "r1", where: "memory" });
     return j;
 }
 
@@ -99,8 +102,8 @@ describe("the journal's decision core, step by step", () => {
     it("a dead process's open write is carried over, checked against Google, and said with the command that resolves it", () => {
         const lines: Line[] = [
             { op: "hello", writer: dead, run: "r0" },
-            { op: "serves", provider: `${PROVIDER.replace(/default_\d+_\d+_\d+/, "default")}|` },
-            { op: "wrote", n: 1, id: "p0:1", urn: urn("a"), parent, provider: `${PROVIDER.replace(/default_\d+_\d+_\d+/, "default")}|`, added: [ann], removed: [], until: 500 },
+            { op: "serves", provider: providerKey(`${PROVIDER}|`) },
+            { op: "wrote", n: 1, id: "p0:1", urn: urn("a"), parent, provider: providerKey(`${PROVIDER}|`), added: [ann], removed: [], until: 500 },
         ];
         const peer: PeerView = { file: "p0.jsonl", writer: dead, lines, touched: 500, alive: false };
         const j = core([peer]);
@@ -170,5 +173,21 @@ describe("the journal's decision core, step by step", () => {
         j.begin(op);
         expect(j.kept(claim.parent, op.urn).declaredBy(JSON.stringify([ann.role, ann.member, null]))).to.equal(urn("b"));
         expect(ready(j)).to.deep.equal(["append: deleting a"]);
+    });
+
+    it("the shell reads the CLI's command line only where a decision may need it: not for a run of lookups alone", async () => {
+        let reads = 0;
+        const world = new SimWorld();
+        const shell = new JournalShell(world.spawn("cli").host(), { warn: () => undefined, debug: () => undefined }, () => undefined,
+            () => (reads++, { previewsFirst: true }));
+        // Configure names the provider's URN: the stack's journal opens, nothing is open, nothing needs the command.
+        shell.attach(PROVIDER);
+        shell.provider(PROVIDER, "");
+        await shell.finish(async () => true, 100);
+        expect(reads, "a run of lookups alone (reading it may start a process: macOS `ps`)").to.equal(0);
+        shell.declare(urn("a"), claim);
+        shell.state(urn("a"), claim, claim);
+        expect(reads, "read at the first resource request, once").to.equal(1);
+        shell.close();
     });
 });
