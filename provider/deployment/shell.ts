@@ -41,7 +41,7 @@ function reason(e: unknown): string {
 }
 
 export class JournalShell {
-    readonly core: Journal;
+    private readonly core: Journal;
     private store?: Store<Line>;
     private engineAddress?: string;
     private run = "";
@@ -58,10 +58,6 @@ export class JournalShell {
         private readonly iam: (provider: string) => PolicyReader | undefined,
         private readonly runCommand: () => RunCommand = () => ({}), rules: Rules = new Rules()) {
         this.core = new Journal(host.self(), (t) => host.digest(t), rules);
-    }
-
-    get rules(): Rules {
-        return this.core.rules;
     }
 
     /** Tells the core the time and, unless the step reads no other file (`files` false), what the storage shows now. */
