@@ -296,10 +296,6 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
     // never made, an orphan no later run names.
     if (stack.lostSave && violations.length && !known) known = "ctrl-c-twice-loses-an-answered-save";
-    // A write in flight as its sender died landed after a later run's operation found its grant as the program
-    // declares it and wrote nothing (the policy's etag unchanged, Google took the old write): that operation's answer
-    // settled the item, so no later run puts the grant back or names it (tests/journal/sim.test.ts, skipped).
-    if (stack.iam.overtakenLanded && violations.length && !known) known = "write-in-flight-lands-after-a-run-found-nothing-to-write";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };

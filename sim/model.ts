@@ -82,8 +82,6 @@ export class Iam {
     private readonly inFlight: InFlight[] = [];
     /** Grants a write in flight changed since this was last cleared (the command under way): the judge's. */
     readonly landedLate = new Set<string>();
-    /** A write in flight landed once overtaken (see knownIssue in case.ts). */
-    overtakenLanded = false;
     reads = 0;
     writes = 0;
 
@@ -141,7 +139,6 @@ export class Iam {
             this.log.push(`  ! the write of ${w.what}, sent before its sender died, ${applies ? "lands" : "is refused: the policy changed since its read (409)"}` +
                 `${applies && w.overtaken ? ", after a later operation found its grant as the program declares it and wrote nothing" : ""}`);
             if (!applies) continue;
-            if (w.overtaken) this.overtakenLanded = true;
             this.set(w.at, w.present);
             this.landedLate.add(placedKey(w.at));
         }
@@ -569,7 +566,14 @@ export class Stack {
                             return "ok" as const;
                         }
                         if (this.iam.has(m.at) === present) {
-                            this.iam.nothingToWrite(m.at, present);
+                            const current = this.iam.policy(m.at.parent);
+                            // Written unchanged where the journal fences a dead process's write in flight (the etag moves).
+                            if (ctx.fenced(PARENTS[m.at.parent], current)) {
+                                const fence = ctx.wrote(PARENTS[m.at.parent], current, current, this.world.now + 30_000);
+                                this.iam.touch(m.at.parent);
+                                this.iam.writes++;
+                                fence.landed(this.iam.policy(m.at.parent));
+                            } else this.iam.nothingToWrite(m.at, present);
                             return "ok" as const;
                         }
                         /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */

@@ -219,6 +219,7 @@ export class JournalShell {
             named: (id) => (resourceId = id),
             kept: (parent): Kept => this.step(() => this.core.kept(parent, op.urn)),
             wrote: (parent, before, after, deadline) => this.wrote(op.urn, resourceId, parent, before, after, deadline),
+            fenced: (parent, current) => this.step(() => this.core.fence(parent, current), false),
         });
         this.running.add(work);
         try {

@@ -190,14 +190,14 @@ export class IamFetcher {
      * an orphaned write do. `onAttempt` runs before each read-modify-write (a 409 makes another).
      */
     removeGrants(parent: Parent, drop: (g: Grant) => boolean,
-        opts: { auditConfigs?: boolean; onAttempt?: () => void; record?: ChangeOptions["record"] } = {}): Promise<Policy> {
+        opts: { auditConfigs?: boolean; onAttempt?: () => void } & Pick<ChangeOptions, "record" | "fence"> = {}): Promise<Policy> {
         const left = (p: Policy) => someGrant(p.bindings, drop) || (opts.auditConfigs === true && (p.auditConfigs ?? []).length > 0);
         return this.modify(parent, (current) => {
             opts.onAttempt?.();
             if (!left(current)) return undefined;
             const bindings = keepGrants(current, (g) => !drop(g));
             return opts.auditConfigs ? { bindings, auditConfigs: [] } : { ...current, bindings };
-        }, { auditConfigs: opts.auditConfigs, confirm: (p) => !left(p), record: opts.record });
+        }, { auditConfigs: opts.auditConfigs, confirm: (p) => !left(p), record: opts.record, fence: opts.fence });
     }
 
     /** What a ParentPolicy uses: the two calls, the budgets, the current signals, the in-flight set. */

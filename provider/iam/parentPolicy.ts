@@ -156,6 +156,11 @@ export interface ChangeOptions {
      * for before it is sent (the journal on disk). `deadline`: no attempt of the write is sent after it.
      */
     record?: (parent: Parent, before: Policy, after: Policy, deadline: number) => Recorded;
+    /**
+     * Whether a change that leaves `current` as it is writes it all the same (a crash journal's fence: an unchanged
+     * write moves the etag, so a write another process sent with that etag as it died can no longer land).
+     */
+    fence?: (parent: Parent, current: Policy) => boolean;
 }
 
 /** What recording a change gave: its undo, what its write waits for, and what to tell of Google's answer to it. */
@@ -618,7 +623,7 @@ export class ParentPolicy {
             // Each change sees the policy as the changes before it left it; one that throws fails alone.
             let next = current;
             const failed = new Map<Pending, unknown>();
-            const steps: { p: Pending; before: Policy; after: Policy }[] = [];
+            let steps: { p: Pending; before: Policy; after: Policy }[] = [];
             for (const p of batch) {
                 try {
                     const after = p.change(next);
@@ -631,6 +636,8 @@ export class ParentPolicy {
                 }
             }
             const outcome = (p: Pending, policy: Policy): Outcome => (failed.has(p) ? { error: failed.get(p) } : { policy });
+            // Nothing to change, but a write in flight from a dead process may still land on this policy: written as it is.
+            if (steps.length === 0) steps = batch.filter((p) => !failed.has(p) && p.opts.fence?.(this.parent, current)).map((p) => ({ p, before: current, after: current }));
             if (steps.length === 0) {
                 this.last = Promise.resolve(current);
                 return batch.map((p) => outcome(p, current));
@@ -639,7 +646,9 @@ export class ParentPolicy {
             // batch undid it (as it would have, run after it).
             const final = next;
             const checks = batch.flatMap((p) => (p.opts.confirm && !failed.has(p) && p.opts.confirm(final) ? [p.opts.confirm] : []));
-            const records = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, before, after, deadline)] : []));
+            // Each record names the etag the write is sent with (a later change of a batch starts from what the one
+            // before it made, which carries none).
+            const records = steps.flatMap(({ p, before, after }) => (p.opts.record ? [p.opts.record(this.parent, { ...before, etag: current.etag }, after, deadline)] : []));
             const mask = batch.some((p) => p.opts.auditConfigs) ? "bindings,etag,auditConfigs" : "bindings,etag";
             // The batch's records reach the disk together (one fsync), before the write they guard is sent.
             await Promise.all(records.map((r) => r.durable));

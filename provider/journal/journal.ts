@@ -272,6 +272,8 @@ export class Journal {
                     const id = l.id ?? `${writer}:${l.n}`;
                     const entry = this.known.entries.get(id);
                     if (entry && open.has(id)) carry.push({ op: "wrote", n: ++this.lines, ...entry });
+                } else if (l.op === "landed") {
+                    if (open.has(l.id)) carry.push(l);
                 } else if (l.op === "settled") {
                     const items = l.items.filter((i) => this.known.entries.has(entryOf(i)));
                     if (items.length) carry.push({ op: "settled", items });
@@ -504,10 +506,23 @@ export class Journal {
         if (added.length === 0 && removed.length === 0) return undefined;
         const n = ++this.lines;
         const id = `${this.self.id}:${n}`;
-        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}) });
+        this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}),
+            ...(before.etag ? { etag: before.etag } : {}) });
         this.noteRemoved(parent, removed);
         this.writing.add(id);
         return id;
+    }
+
+    /**
+     * Whether an operation that would leave `current` unchanged writes it all the same: where a write another process
+     * sent as it died may still land on it (it was sent with this etag, and its slack has not passed), an unchanged
+     * write moves the etag, so Google refuses that write for good, and Google's answer settles its items.
+     */
+    fence(parent: Parent, current: Policy): boolean {
+        if (!current.etag) return false;
+        const live = this.livePeers();
+        return this.known.open(parentName(parent), "parent").some((i) => i.entry.etag === current.etag && writerOf(i.entry) !== this.self.id &&
+            !live.has(writerOf(i.entry)) && !this.judgeable(i.entry, () => live) && this.rules.fires("fence-in-flight"));
     }
 
     /** A write no attempt of which can have applied: its entry is undone. */
@@ -518,11 +533,16 @@ export class Journal {
 
     /**
      * Whether Google's word on the policy tells of `entry`'s write: it can no longer be applied after what Google
-     * shows. This process knows its own writes' ends; another process's write (alive, or killed with a request in
-     * flight) may still land until its last attempt's deadline is well past.
+     * shows. This process knows its own writes' ends. A dead process's write sent with another etag than the policy
+     * Google shows (`shown`, read or written after the entry was journaled) landed before it or never will: Google
+     * refuses a write whose etag is not current, and etags do not come back. Otherwise another process's write
+     * (alive, or killed with a request in flight) may still land until its last attempt's deadline is well past.
      */
-    private judgeable(entry: Entry, live: () => Set<string>): boolean {
+    private judgeable(entry: Entry, live: () => Set<string>, shown?: string): boolean {
         if (writerOf(entry) === this.self.id) return !(this.writing.has(entry.id) && this.rules.fires("in-flight-slack"));
+        if (this.known.landed.has(entry.id) && this.rules.fires("landed-once")) return true;
+        // A dead process's write (a live one's is its own to finish, and its run records it).
+        if (shown !== undefined && entry.etag !== undefined && shown !== entry.etag && !live().has(writerOf(entry)) && this.rules.fires("etag-moved")) return true;
         // A writer that still runs may still send it, whatever the clock says (a clock set forward would otherwise
         // make its write look long over). An entry without `until` is the previous release's: its write ended long
         // before this process started.
@@ -536,12 +556,16 @@ export class Journal {
      * record (this one, and any other under way).
      */
     landed(parent: Parent, id: string | undefined, written: Policy): void {
-        if (id !== undefined) this.writing.delete(id);
+        if (id !== undefined) {
+            this.writing.delete(id);
+            // For the other processes, which otherwise give the write its slack (in-flight-slack): kept with the answer.
+            this.append({ op: "landed", id });
+        }
         const name = parentName(parent);
         const present = grantKeysOf(written.bindings);
         let live: Set<string> | undefined;
         const settle = this.known.open(name, "parent").filter((i) => i.entry.id !== id && present.has(i.grantKey) !== (i.sign === "+") &&
-            this.judgeable(i.entry, () => (live ??= this.livePeers())) && this.rules.fires("google-answer")).map((i) => i.key);
+            this.judgeable(i.entry, () => (live ??= this.livePeers()), written.etag) && this.rules.fires("google-answer")).map((i) => i.key);
         if (settle.length) this.append({ op: "settled", items: settle });
     }
 
@@ -595,7 +619,13 @@ export class Journal {
         if (of && !op.preview && !previewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
         if (!op.preview && claim && !previewRead) {
             this.gather();
-            const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant)).map((i) => i.key);
+            // A write another process sent as it died may still land after this answer (in-flight-slack): an item
+            // whose grant the stack holds after it against a removal, or lacks against an addition, is what that
+            // write would undo, so it stays open until Google's word can tell (the report's read, once it is over).
+            let live: Set<string> | undefined;
+            const heldAfter = (i: Item) => !drops && claim.grants.some((g) => grantKey(g) === i.grantKey);
+            const mayBeUndone = (i: Item) => (i.sign === "-") === heldAfter(i) && !this.judgeable(i.entry, () => (live ??= this.livePeers()));
+            const items = this.known.open(urn).filter((i) => claim.parent === parentName(i.entry.parent) && covers(claim, i.grant) && !mayBeUndone(i)).map((i) => i.key);
             // A grant written for another resource that this one's new state holds (an import of an orphan,
             // the same grant declared twice) is held by the stack from now on.
             if (!drops) {
@@ -604,7 +634,7 @@ export class Journal {
                         if (i.entry.urn === urn) continue;
                         if (i.sign === "+") items.push(i.key);
                         // Another resource's removal of a grant this one's operation set: put back once recorded.
-                        else if (!this.stopping && this.rules.fires("removal-held-elsewhere")) this.restored.add(i.key);
+                        else if (!this.stopping && !mayBeUndone(i) && this.rules.fires("removal-held-elsewhere")) this.restored.add(i.key);
                     }
                 }
             }
@@ -743,7 +773,7 @@ export class Journal {
             for (const i of items) {
                 if (present && present.has(grantKey(i.grant)) !== (i.sign === "+") && this.rules.fires("google-word-at-report")) {
                     // Google's word: gone, or back; for a write that may still land, nothing to say yet.
-                    if (this.judgeable(i.entry, () => plan.live)) settled.push(i.key);
+                    if (this.judgeable(i.entry, () => plan.live, "policy" in result ? result.policy.etag : undefined)) settled.push(i.key);
                     continue;
                 }
                 // Where the command line is unknown, a run shown to be an update may still have left that resource out.

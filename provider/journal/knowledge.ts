@@ -20,6 +20,8 @@ export interface Entry {
     resourceId?: string;
     /** When no attempt of the write can be sent any more (ms since the epoch): see `judgeable`. */
     until?: number;
+    /** The etag the write was sent with: Google refuses it once the policy shows another (see `judgeable`). */
+    etag?: string;
 }
 
 /**
@@ -66,6 +68,8 @@ export type Line =
     | { op: "serves"; provider: string }
     | ({ op: "wrote"; n: number } & Omit<Entry, "id"> & { id?: string })
     | { op: "undone"; id: string }
+    /** Google answered the write of entry `id`: it landed, and cannot land again. */
+    | { op: "landed"; id: string }
     /**
      * An operation of `urn` was answered (not a preview); `items` are those it settles once the engine has it.
      * `carried`: copied from a dead process's file, so in no run's hands (see Knowledge.answered).
@@ -103,6 +107,8 @@ export class Knowledge {
     /** Entry id -> the id of the writer's file it is in (the writer whose liveness decides whether it is in flight). */
     readonly holder = new Map<string, string>();
     readonly settled = new Set<string>();
+    /** Entries whose write Google answered (see the `landed` line). */
+    readonly landed = new Set<string>();
     /** run -> items said in it. */
     readonly said = new Map<string, Set<string>>();
     /** run -> items an answered operation of it will settle once delivered. */
@@ -131,7 +137,8 @@ export class Knowledge {
                 const added = Array.isArray(line.added) ? line.added : Array.isArray(legacy) ? legacy as Grant[] : undefined;
                 if (!added) return;
                 const entry: Entry = { id, urn: line.urn, parent: line.parent, provider: line.provider ?? "", added,
-                    removed: Array.isArray(line.removed) ? line.removed : [], ...(line.resourceId ? { resourceId: line.resourceId } : {}), ...(typeof line.until === "number" ? { until: line.until } : {}) };
+                    removed: Array.isArray(line.removed) ? line.removed : [], ...(line.resourceId ? { resourceId: line.resourceId } : {}), ...(typeof line.until === "number" ? { until: line.until } : {}),
+                    ...(typeof line.etag === "string" && line.etag !== "" ? { etag: line.etag } : {}) };
                 setOf(this.byUrn, line.urn).add(id);
                 setOf(this.byParent, parentName(line.parent)).add(id);
                 this.entries.set(id, entry);
@@ -168,6 +175,9 @@ export class Knowledge {
                 return;
             case "said":
                 for (const i of line.items) setOf(this.said, line.run).add(i);
+                return;
+            case "landed":
+                this.landed.add(line.id);
                 return;
             case "answered":
                 for (const i of line.items) this.answered.add(i);

@@ -49,8 +49,20 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts", "sim"],
     },
     "in-flight-slack": {
-        says: "Another process's write may still land until well after its last attempt's deadline, and while its writer runs: until then Google's word says nothing of it.",
+        says: "Another process's write may still land until well after its last attempt's deadline, and while its writer runs: until then Google's word says nothing of it, and an answer whose state it would undo does not settle it.",
         heldBy: ["tests/emulator/ops.test.ts", "sim"],
+    },
+    "etag-moved": {
+        says: "A write sent with an etag can no longer land once Google shows the policy with another: Google refuses a write whose etag is not current, and etags do not come back.",
+        heldBy: ["sim"],
+    },
+    "landed-once": {
+        says: "A write Google answered has landed, and cannot land again: another process's word on it need not wait out its slack.",
+        heldBy: ["sim"],
+    },
+    "fence-in-flight": {
+        says: "An operation that finds the policy unchanged since a dead process's write in flight was sent (the same etag) writes it unchanged, so that write can no longer land and Google's answer settles it.",
+        heldBy: ["tests/journal/sim.test.ts (a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member)", "sim"],
     },
     "recorded-at-end": {
         says: "At the end of a process whose engine is still there, had at most one Cancel and no operation under way, every answer given before the stop is recorded: its items settle.",

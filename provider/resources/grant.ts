@@ -137,7 +137,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
     const write = async (i: In<M>, ctx: ResourceContext) => {
         const d = form.declared(i);
         const policy = await ctx.iam().modify(d.parent, (current) => (holds(d, current) ? undefined : granted(d, current)), {
-            record: ctx.wrote,
+            record: ctx.wrote, fence: ctx.fenced,
             confirm: (p) => holds(d, p),
         });
         return { etag: policy.etag ?? "" };
@@ -203,7 +203,7 @@ export function grantResource<M extends Properties>(kind: ParentKind, form: Gran
             }
             // The owned members go, except those other resources of the deployment still declare.
             const goes = (g: Grant) => sameGrant(g, d.role, d.condition) && owns(d, g.member) && !kept.keeps(g);
-            await unlessGone(ctx.iam().removeGrants(d.parent, goes, { onAttempt: kept.forget, record: ctx.wrote }));
+            await unlessGone(ctx.iam().removeGrants(d.parent, goes, { onAttempt: kept.forget, record: ctx.wrote, fence: ctx.fenced }));
             kept.report();
         },
     });

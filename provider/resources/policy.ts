@@ -56,7 +56,7 @@ export function policyResource(kind: ParentKind): Resource {
         const wanted = comparablePolicyData(want);
         const policy = await ctx.iam().modify(parentOf(kind, i), (current) =>
             comparablePolicyData(current) === wanted ? undefined : want, {
-            auditConfigs: true, record: ctx.wrote,
+            auditConfigs: true, record: ctx.wrote, fence: ctx.fenced,
             confirm: (p) => comparablePolicyData(p) === wanted,
         });
         return { etag: policy.etag ?? "" };
@@ -105,7 +105,7 @@ export function policyResource(kind: ParentKind): Resource {
                 return;
             }
             // Every grant and audit config goes, except the grants other resources of the deployment still declare.
-            await unlessGone(ctx.iam().removeGrants(parent, (g) => !kept.keeps(g), { auditConfigs: true, onAttempt: kept.forget, record: ctx.wrote }));
+            await unlessGone(ctx.iam().removeGrants(parent, (g) => !kept.keeps(g), { auditConfigs: true, onAttempt: kept.forget, record: ctx.wrote, fence: ctx.fenced }));
             kept.report();
         },
     });

@@ -49,6 +49,8 @@ export interface ResourceContext extends InvokeContext {
     named(id: string): void;
     kept(parent: string): Kept;
     wrote(parent: Parent, before: Policy, after: Policy, deadline: number): Recorded;
+    /** Whether a change that leaves `current` as it is writes it all the same (see ChangeOptions.fence). */
+    fenced(parent: Parent, current: Policy): boolean;
 }
 
 /** `type::name` of a URN (`urn:pulumi:stack::project::type::name`): what a person recognises. */

@@ -77,6 +77,7 @@ describe("the journal's decision core, step by step", () => {
         expect(id).to.equal("p1:1");
         expect(ready(j)).to.deep.equal(["append: wrote p1:1 a +user:ann@example.com"]);
         j.landed(parent, id, withAnn);
+        expect(ready(j), "that it landed, for the other processes (it cannot land again)").to.deep.equal(["append: landed"]);
         j.answered(op, begun, { gone: false, claim });
         expect(ready(j)).to.deep.equal(["append: holds a user:ann@example.com", "append: answered p1:1 +"]);
         expect(j.endOfRun(), "whether the engine is still there decides").to.equal(true);

@@ -139,15 +139,18 @@ describe("the journal's simulator", function () {
 
     // Found by the draw of a write in flight as its sender dies (seed 1, cases 3571 and 7264; seed 3, cases 6566 and
     // 7890): a Delete's removal in flight as the CLI is killed; the next `pulumi up` (the program keeps the Member)
-    // forces an update to put the grant back, finds it still there, writes nothing and answers, which settles the
-    // removal; the removal then lands (the policy's etag unmoved), and no later run puts the grant back or says so.
-    // Counted apart as the known issue write-in-flight-lands-after-a-run-found-nothing-to-write (sim/case.ts).
-    it.skip("a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member: the grant is put back (known issue)", async () => {
+    // forces an update to put the grant back, finds it still there and wrote nothing, and its answer settled the
+    // removal; the removal then landed (the policy's etag unmoved), and no later run put the grant back or said so.
+    // Now that update writes the policy unchanged, which moves the etag: Google refuses the late removal.
+    it("a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member: the update fences the late write, and the grant stays", async () => {
         const c = base({ commandKnown: true, initial: [member], steps: [{
             program: [member], command: { kind: "destroy", skipPreview: true, targets: [urnOf("m0")] }, strike: { kind: "kill-cli", at: 1, landsAfter: 2 },
             then: [{ kind: "up", skipPreview: true }], revert: false,
         }] });
         expect(await violationsOf(c)).to.deep.equal([]);
+        // Without the fence the removal lands; without the answer's wait (in-flight-slack) it is settled as the
+        // update answers, and the late removal is never named.
+        expect(await violationsOf(c, ["fence-in-flight", "in-flight-slack"])).to.not.deep.equal([]);
     });
 
     it("`pulumi destroy --target <explicit provider> --target-dependents`: every Member of that provider goes, a default one's twin grant stays", async () => {
