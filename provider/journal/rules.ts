@@ -62,7 +62,7 @@ export const RULES = {
     },
     "fence-in-flight": {
         says: "An operation that finds the policy unchanged since a dead process's write in flight was sent (the same etag) writes it unchanged, so that write can no longer land and Google's answer settles it.",
-        heldBy: ["tests/journal/sim.test.ts (a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member)", "sim"],
+        heldBy: ["tests/deployment/deployment.test.ts (a removal still in flight as its plugin dies, the program reverted)", "tests/journal/sim.test.ts (a Delete's removal in flight as the CLI dies, then `pulumi up` of the Member)", "sim"],
     },
     "recorded-at-end": {
         says: "At the end of a process whose engine is still there, had at most one Cancel and no operation under way, every answer given before the stop is recorded: its items settle.",

@@ -529,6 +529,39 @@ describe("one deployment, one truth", function () {
         expect(engine.messages.join("\n")).not.to.contain(PUT_BACK).and.not.to.contain(REMOVED);
     }));
 
+    it("a removal still in flight as its plugin dies, the program reverted: the update that finds the grant there writes the policy anyway, so the late removal is refused and the grant stays", () => machine(async (stack, engine) => {
+        const m = await stack.plugin.create(MEMBER, member("m"), false, "m");
+        // The program drops m; the plugin sends its Delete's write and is killed while Google (the emulator) has yet
+        // to apply it: the request is whole, it waits out its latency, then lands unless the etag moved.
+        await stack.nextDeployment();
+        stack.emu.setFaults({ latencyMs: 1500, minLatencyMs: 1500 });
+        stack.emu.resetRequests();
+        const dying = stack.plugin;
+        dying.delete(MEMBER, m.id, m.properties, "m").catch(() => undefined);
+        expect(await until(() => stack.emu.requests.some((r) => r.path.endsWith(":setIamPolicy"))), "the removal was sent").to.equal(true);
+        dying.child.kill("SIGKILL");
+        await dying.exited;
+        stack.emu.setFaults({ latencyMs: 0, minLatencyMs: 0 });
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "not applied yet").to.deep.equal([grant("m")]);
+        // The user reverts the program and runs `pulumi up` at once: the Diff asks for the update, which finds m there.
+        await stack.nextDeployment();
+        await stack.plugin.check(MEMBER, member("m"), {}, "m");
+        expect((await stack.plugin.diff(MEMBER, m.id, m.properties, member("m"), "m")).changes, "the Diff asks for an update").to.equal(2);
+        stack.emu.resetRequests();
+        await stack.plugin.update(MEMBER, m.id, m.properties, member("m"), false, "m");
+        expect(stack.emu.requests.filter((r) => r.path.endsWith(":setIamPolicy")).map((r) => r.status), "the policy written unchanged").to.deep.equal([200]);
+        expect(await stack.plugin.stop()).to.equal(0);
+        // The late removal arrives: its etag is no longer current.
+        await stack.emu.quiet();
+        expect(listGrants(stack.emu.getPolicy(PARENT)), "the grant stays").to.deep.equal([grant("m")]);
+        // Settled: the next run's Diff shows nothing, and nothing is said.
+        engine.logs.length = 0;
+        await stack.nextDeployment();
+        expect((await stack.plugin.diff(MEMBER, m.id, m.properties, member("m"), "m")).changes).to.equal(1);
+        expect(await stack.plugin.stop()).to.equal(0);
+        expect(engine.messages.join("\n")).not.to.contain(PUT_BACK).and.not.to.contain(REMOVED);
+    }));
+
     it("a Binding's update killed after its write, the program reverted: the Diff asks for the update that removes the written member", () => machine(async (stack, engine) => {
         const inputs = { serviceName: SERVICE, role: ROLE, members: ["user:a@example.com"] };
         const b = await stack.plugin.create(BINDING, inputs, false, "b");
