@@ -13,6 +13,7 @@
 //   npm run bench -- --only start,memory   # some sections only: start, memory, reads, invoke, engine, quota, scale, dist
 //   npm run bench -- --only scale --scale 1000   # engine at scale, some sizes only (default 250,1000,2000: about an hour)
 //   npm run bench -- --only scale --refreshes    # engine at scale, only the settings that run refresh, preview --refresh and up --refresh
+//   npm run bench -- --only journal --journal-members 300   # the journal rows at fewer Members, one run each (about 2 minutes)
 //   npm run bench -- --out FILE            # write the document to FILE instead
 
 import { ChildProcess, execFileSync, spawn } from "child_process";
@@ -48,7 +49,7 @@ const SERVICE = "bench.endpoints.bench-project.cloud.goog";
 const SECTIONS = ["start", "memory", "reads", "invoke", "engine", "quota", "scale", "journal", "dist"] as const;
 type Section = (typeof SECTIONS)[number];
 
-const args = minimist(process.argv.slice(2), { boolean: ["quick", "write", "refreshes"], string: ["out", "only", "scale"] });
+const args = minimist(process.argv.slice(2), { boolean: ["quick", "write", "refreshes"], string: ["out", "only", "scale", "journal-members"] });
 const quick = args.quick === true;
 const only: string[] | undefined = typeof args.only === "string" ? args.only.split(",").map((s) => s.trim()).filter((s) => s !== "") : undefined;
 const N = {
@@ -671,7 +672,10 @@ async function measureJournal(log: Log): Promise<JournalFigures | Missing> {
         log(`journal figures skipped: ${missing}`);
         return { missing };
     }
-    const members = 1000, apiLatencyMs = 100, bucketLatencyMs = 30, reps = 2;
+    // --journal-members: a quicker look (one run each) while working on the journal; the table's rows are 1,000, two each.
+    const asked = args["journal-members"] === undefined ? undefined : Number(args["journal-members"]);
+    if (asked !== undefined && !(Number.isInteger(asked) && asked > 0)) throw new Error(`--journal-members: a whole number above 0, not ${String(args["journal-members"])}`);
+    const members = asked ?? 1000, apiLatencyMs = 100, bucketLatencyMs = 30, reps = asked === undefined ? 2 : 1;
     const schedule = Array.from({ length: reps }, () => [{ latencyMs: apiLatencyMs }, { latencyMs: apiLatencyMs, journalBucketMs: bucketLatencyMs }]).flat();
     const runs = await engineRuns(members, schedule, log);
     const wrong = runs.find((r) => r.upFailures || r.destroyFailures);
