@@ -82,6 +82,12 @@ const N = {
     /** Engine at scale: Members per stack (`--scale 250,1000`), and the policies they are spread over besides one. */
     scaleMembers: typeof args.scale === "string" ? args.scale.split(",").map(Number) : [250, 1000, 2000],
     scaleSpread: 4,
+    /**
+     * The journal section: Members, runs of each storage. `--journal-members` is a quicker look while working on the
+     * journal (one run each); the table's rows are 1,000, two each.
+     */
+    journalMembers: args["journal-members"] === undefined ? 1000 : Number(args["journal-members"]),
+    journalReps: args["journal-members"] === undefined ? 2 : 1,
 };
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -672,10 +678,7 @@ async function measureJournal(log: Log): Promise<JournalFigures | Missing> {
         log(`journal figures skipped: ${missing}`);
         return { missing };
     }
-    // --journal-members: a quicker look (one run each) while working on the journal; the table's rows are 1,000, two each.
-    const asked = args["journal-members"] === undefined ? undefined : Number(args["journal-members"]);
-    if (asked !== undefined && !(Number.isInteger(asked) && asked > 0)) throw new Error(`--journal-members: a whole number above 0, not ${String(args["journal-members"])}`);
-    const members = asked ?? 1000, apiLatencyMs = 100, bucketLatencyMs = 30, reps = asked === undefined ? 2 : 1;
+    const members = N.journalMembers, apiLatencyMs = 100, bucketLatencyMs = 30, reps = N.journalReps;
     const schedule = Array.from({ length: reps }, () => [{ latencyMs: apiLatencyMs }, { latencyMs: apiLatencyMs, journalBucketMs: bucketLatencyMs }]).flat();
     const runs = await engineRuns(members, schedule, log);
     const wrong = runs.find((r) => r.upFailures || r.destroyFailures);
@@ -864,6 +867,10 @@ function usageError(): string | undefined {
     const unknown = (only ?? []).filter((s) => !(SECTIONS as readonly string[]).includes(s));
     if (unknown.length) return `--only: unknown section(s) ${unknown.join(", ")}; the sections are ${SECTIONS.join(", ")}`;
     if (args.write && (quick || only)) return "--write records a full run in BENCHMARKS.md: not with --quick or --only";
+    if (args["journal-members"] !== undefined) {
+        if (!only?.includes("journal")) return "--journal-members sizes the journal section: give it with --only journal";
+        if (!(Number.isInteger(N.journalMembers) && N.journalMembers > 0)) return `--journal-members: a whole number above 0, not ${String(args["journal-members"])}`;
+    }
     return undefined;
 }
 
