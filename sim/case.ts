@@ -5,8 +5,8 @@
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
 import {
-    Command, CommandOutcome, describePlaced, Draws, GoogleFault, Member, nameOf, Placed, placedKey, ProviderName, providerUrn, Stack, Strike,
-    StrikeKind, urnOf,
+    BINDING_ROLE, Command, CommandOutcome, describePlaced, Draws, GoogleFault, grantsOf, Member, nameOf, Placed, placedKey, ProviderName,
+    providerUrn, Stack, Strike, StrikeKind, urnOf,
 } from "./model";
 
 /** A user's step: change the program (or not), then run a command, which a strike may cut off. */
@@ -114,6 +114,53 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     }
 }
 
+/**
+ * Bindings, drawn after the rest from a stream of their own (so a seed's Members are what they were): at most one per
+ * parent in each program, each setting BINDING_ROLE to one to three users. A step may drop one, change its members
+ * (an update), move it to the other parent (a replacement), or add one; a `--target` may name one.
+ */
+function drawBindings(seed: number, c: { initial: Member[]; steps: Step[] }): void {
+    const d = new Draws(seed ^ 0xb1d5);
+    if (!d.chance(0.5)) return;
+    let n = 0;
+    const users = (): string[] => {
+        const picked = USERS.filter(() => d.chance(0.4));
+        return (picked.length ? picked : [d.pick(USERS)]).map((u) => `user:${u}@example.com`);
+    };
+    const make = (name: string, parent: number, members: string[], provider: ProviderName, deleteBeforeReplace?: boolean): Member => ({
+        name, at: { parent, grant: { role: BINDING_ROLE, member: members[0] } }, members, provider, ...(deleteBeforeReplace ? { deleteBeforeReplace } : {}),
+    });
+    const fresh = (parent: number) => make(`bind${n++}`, parent, users(), d.chance(0.3) ? "explicit" : "default", d.chance(0.3));
+    const toggle = (b: Member): Member => {
+        const u = `user:${d.pick(USERS)}@example.com`;
+        const has = b.members!.includes(u);
+        if (has && b.members!.length === 1) return b;
+        return make(b.name, b.at.parent, has ? b.members!.filter((x) => x !== u) : [...b.members!, u].sort(), b.provider, b.deleteBeforeReplace);
+    };
+    const evolve = (was: Member[]): Member[] => {
+        const out = was.filter(() => !d.chance(0.2)).map((b) => (d.chance(0.4) ? toggle(b) : b));
+        for (const [i, b] of out.entries()) {
+            const other = 1 - b.at.parent;
+            if (d.chance(0.15) && !out.some((x) => x.at.parent === other)) out[i] = make(b.name, other, b.members!, b.provider, b.deleteBeforeReplace);
+        }
+        for (const parent of [0, 1]) if (!out.some((b) => b.at.parent === parent) && d.chance(0.3)) out.push(fresh(parent));
+        return out;
+    };
+    const first = [0, 1].filter(() => d.chance(0.6)).map(fresh);
+    let was = c.initial;
+    let bindings = first;
+    c.initial = [...c.initial, ...first];
+    const names = new Set(first.map((b) => b.name));
+    for (const s of c.steps) {
+        // A step that left the program as it was leaves its Bindings too.
+        if (s.program !== was) bindings = evolve(bindings);
+        was = s.program;
+        s.program = [...s.program, ...bindings];
+        for (const b of bindings) names.add(b.name);
+        for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && names.size && d.chance(0.3)) cmd.targets = [urnOf(d.pick([...names]))];
+    }
+}
+
 /** The case of `seed`; `later` false: as drawn before the later draws (a case found then, replayed as it was). */
 export function drawCase(seed: number, later = true): Case {
     const d = new Draws(seed);
@@ -135,8 +182,10 @@ export function drawCase(seed: number, later = true): Case {
     }
     const foreign = Array.from({ length: d.int(3) }, () => grantOf(d));
     if (later) drawLater(seed, initial, steps);
+    const drawn = { initial, steps };
+    if (later) drawBindings(seed, drawn);
     return {
-        seed, commandKnown: d.chance(0.5), foreign, initial, steps,
+        seed, commandKnown: d.chance(0.5), foreign, initial: drawn.initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},
         upgrade: d.chance(0.2),
         ...(d.chance(0.1) ? { renamed: true } : {}),
@@ -160,7 +209,7 @@ export function knownIssue(c: Case): string | undefined {
     // destroy cut off before it), stays in the stack holding it.
     const all = c.steps.flatMap((s) => [s.command, ...s.then]);
     const members = [...c.initial, ...c.steps.flatMap((s) => s.program)];
-    const twins = members.some((a) => members.some((b) => a.name !== b.name && placedKey(a.at) === placedKey(b.at)));
+    const twins = members.some((a) => members.some((b) => a.name !== b.name && grantsOf(a).some((g) => grantsOf(b).some((h) => placedKey(g) === placedKey(h)))));
     if (c.renamed && (twins || all.some((k) => k.targets?.length || k.excludes?.length))) return "new-folder-knows-no-holder";
     return undefined;
 }
@@ -198,7 +247,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     const violations: string[] = [];
     let unprotected = c.storage.unusable === true;
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
-    const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].map((m) => placedKey(m.at)));
+    const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].flatMap(grantsOf).map(placedKey));
     const foreign = c.foreign.filter((f) => !declaredEver.has(placedKey(f)));
     for (const f of foreign) {
         stack.iam.set(f, true);
@@ -223,10 +272,15 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
             const named = (p: Placed, kind: string) => out.said.some((s) => s.note.kind === kind && s.note.at && placedKey(s.note.at) === placedKey(p));
             // A grant the stack holds that was in IAM as the command began is removed only by the program's word (a
             // replaced resource awaiting its Delete holds nothing the program keeps).
+            // A Binding the program declares sets its role to exactly its members: removing the others is the program's word.
+            const boundWithout = (p: Placed) => stack.program.some((b) => b.members && b.at.parent === p.parent && b.at.grant.role === p.grant.role &&
+                !b.members.includes(p.grant.member));
             for (const m of stack.checkpoint.resources.values()) {
                 if (m.pendingReplacement) continue;
-                if (inIamBefore.has(placedKey(m.at)) && !stack.iam.has(m.at) && !named(m.at, "removed") && !late(m.at)) {
-                    fail(`${m.name}'s grant ${describePlaced(m.at)} was removed, though the stack still holds it, and nothing said so`);
+                for (const g of grantsOf(m)) {
+                    if (inIamBefore.has(placedKey(g)) && !stack.iam.has(g) && !named(g, "removed") && !late(g) && !boundWithout(g)) {
+                        fail(`${m.name}'s grant ${describePlaced(g)} was removed, though the stack still holds it, and nothing said so`);
+                    }
                 }
             }
             const full = !cmd.targets && !cmd.excludes && cmd.kind !== "import" && cmd.kind !== "preview" && !cmd.previewOnly;
@@ -237,7 +291,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
                 }
             }
             if (cmd.kind === "up" && full) {
-                for (const m of stack.program) if (!stack.iam.has(m.at)) fail(`${m.name}'s declared grant ${describePlaced(m.at)} is not in IAM after a clean up`);
+                for (const m of stack.program) for (const g of grantsOf(m)) if (!stack.iam.has(g)) fail(`${m.name}'s declared grant ${describePlaced(g)} is not in IAM after a clean up`);
             }
         }
         return out;
@@ -279,7 +333,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
         await recover(stack, run, i + 1, told);
     }
     // Converged: IAM holds what the program declares and what no resource declares, the state what the program declares.
-    const want = new Set([...stack.program.map((m) => placedKey(m.at)), ...foreign.map(placedKey)]);
+    const want = new Set([...stack.program.flatMap(grantsOf).map(placedKey), ...foreign.map(placedKey)]);
     const have = new Set(stack.iam.all().map(placedKey));
     let known: string | undefined;
     if (!unprotected) {
@@ -312,7 +366,7 @@ async function recover(stack: Stack, run: (label: string, c: Command) => Promise
         const up = await run(label, { kind: "up", skipPreview: round > 0 });
         // What the user was told since the struck command, as they read it: the notes of every command.
         const out = { said: round === 0 ? [...told, ...up.said] : up.said };
-        const declared = new Set(stack.program.map((m) => placedKey(m.at)));
+        const declared = new Set(stack.program.flatMap(grantsOf).map(placedKey));
         const imports = out.said.filter((s) => s.note.kind === "unrecorded" && s.note.importId && s.note.at && !declared.has(placedKey(s.note.at)) && !stack.held(s.note.at));
         if (imports.length === 0 && !out.said.some((s) => s.note.kind === "removed")) return;
         const seen = new Set<string>();

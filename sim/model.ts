@@ -15,8 +15,12 @@ import type { Claim } from "../provider/resources/resource";
 import { SimProcess, World } from "./machine";
 
 export const MEMBER_TYPE = "cloud:endpoints/serviceIamMember:ServiceIamMember";
+export const BINDING_TYPE = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
+/** The role a drawn case's Bindings set (no Member and no other writer uses it, so no two resources fight over it). */
+export const BINDING_ROLE = "roles/editor";
 const STACK = "urn:pulumi:dev::sim";
-export const urnOf = (name: string) => `${STACK}::${MEMBER_TYPE}::${name}`;
+/** A drawn Binding's name starts with "bind" (see drawBindings in case.ts); every other name is a Member's. */
+export const urnOf = (name: string) => `${STACK}::${name.startsWith("bind") ? BINDING_TYPE : MEMBER_TYPE}::${name}`;
 export const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
 /** A deterministic stream of draws (splitmix32), so that one seed is one case. */
@@ -60,10 +64,15 @@ export interface Placed {
 export const placedKey = (p: Placed) => `${p.parent}|${grantKey(p.grant)}`;
 export const describePlaced = (p: Placed) => `${describeGrant(p.grant)} on ${parentName(PARENTS[p.parent])}`;
 
-/** A write sent to Google whose sender died before Google applied it (Strike.landsAfter). */
-interface InFlight {
+/** One grant a write adds (present) or removes. */
+export interface Change {
     at: Placed;
     present: boolean;
+}
+
+/** A write sent to Google whose sender died before Google applied it (Strike.landsAfter). */
+interface InFlight {
+    changes: Change[];
     /** The etag of the policy it read: Google refuses it once the policy has changed since. */
     etag: string;
     /** It lands after this many more of Google's answers to policy reads. */
@@ -107,15 +116,35 @@ export class Iam {
     }
 
     set(p: Placed, present: boolean): void {
+        this.apply([{ at: p, present }]);
+    }
+
+    /** One write of one policy: its grants changed, its etag moved once. */
+    apply(changes: Change[]): void {
+        if (changes.length === 0) return;
         this.writes++;
-        this.versions[p.parent]++;
-        if (present) this.policies[p.parent].set(grantKey(p.grant), p.grant);
-        else this.policies[p.parent].delete(grantKey(p.grant));
+        this.versions[changes[0].at.parent]++;
+        for (const { at, present } of changes) {
+            if (present) this.policies[at.parent].set(grantKey(at.grant), at.grant);
+            else this.policies[at.parent].delete(grantKey(at.grant));
+        }
+    }
+
+    /** The grants of `role` on a parent. */
+    ofRole(parent: number, role: string): Placed[] {
+        return this.all().filter((p) => p.parent === parent && p.grant.role === role);
     }
 
     /** Another writer changes the policy outside the grants a case follows (another role, an audit config): its etag moves. */
     touch(parent: number): void {
         this.versions[parent]++;
+    }
+
+    /** A Binding's Read (its getIamPolicy): the members its role has. */
+    readRole(parent: number, role: string): Placed[] {
+        const found = this.ofRole(parent, role);
+        this.answeredRead();
+        return found;
     }
 
     /** A resource's Read of `p` (its getIamPolicy): whether the grant is there. */
@@ -135,18 +164,18 @@ export class Iam {
         if (this.inFlight.length === 0) return;
         for (const w of this.inFlight.filter(due)) {
             this.inFlight.splice(this.inFlight.indexOf(w), 1);
-            const applies = this.etagOf(w.at.parent) === w.etag;
+            const applies = this.etagOf(w.changes[0].at.parent) === w.etag;
             this.log.push(`  ! the write of ${w.what}, sent before its sender died, ${applies ? "lands" : "is refused: the policy changed since its read (409)"}` +
                 `${applies && w.overtaken ? ", after a later operation found its grant as the program declares it and wrote nothing" : ""}`);
             if (!applies) continue;
-            this.set(w.at, w.present);
-            this.landedLate.add(placedKey(w.at));
+            this.apply(w.changes);
+            for (const c of w.changes) this.landedLate.add(placedKey(c.at));
         }
     }
 
     /** An operation finds `p` as it would set it (`present`) and writes nothing: a write in flight that undoes it may still land. */
     nothingToWrite(p: Placed, present: boolean): void {
-        for (const w of this.inFlight) if (placedKey(w.at) === placedKey(p) && w.present !== present) w.overtaken = true;
+        for (const w of this.inFlight) if (w.changes.some((c) => placedKey(c.at) === placedKey(p) && c.present !== present)) w.overtaken = true;
     }
 
     private answeredRead(): void {
@@ -177,6 +206,11 @@ export interface Member {
     at: Placed;
     provider: ProviderName;
     deleteBeforeReplace?: boolean;
+    /**
+     * A drawn Binding (its name starts with "bind"): authoritative for the role of `at` on its parent, granting it to
+     * exactly these members (`at` is the first of them).
+     */
+    members?: string[];
     /** The resource type, where it is not a Member (a recorded trace's Binding or Policy, modelled by its first grant). */
     type?: string;
     /**
@@ -185,13 +219,21 @@ export interface Member {
      */
     pendingReplacement?: boolean;
 }
+/** The grants a resource declares: a Member's one, a Binding's members. */
+export function grantsOf(m: Member): Placed[] {
+    return m.members ? m.members.map((member) => ({ parent: m.at.parent, grant: { role: m.at.grant.role, member } })) : [m.at];
+}
+export const holdsGrant = (m: Member, p: Placed) => grantsOf(m).some((g) => placedKey(g) === placedKey(p));
+export const describeResource = (m: Member) => m.members
+    ? `${m.at.grant.role} to ${m.members.map((x) => x.replace(/^user:|@example\.com$/g, "")).join(",")} on ${parentName(PARENTS[m.at.parent])}`
+    : describePlaced(m.at);
 export const claimOf = (m: Member): Claim => ({
     parent: parentName(PARENTS[m.at.parent]),
-    scope: "member",
-    grants: [m.at.grant],
+    scope: m.members ? "binding" : "member",
+    grants: grantsOf(m).map((g) => g.grant),
     role: m.at.grant.role,
 });
-const memberId = (m: Member) => `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role} ${m.at.grant.member}`;
+const memberId = (m: Member) => `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role}${m.members ? "" : ` ${m.at.grant.member}`}`;
 
 export interface Checkpoint {
     resources: Map<string, Member>;
@@ -453,7 +495,7 @@ export class Stack {
 
     /** Whether any resource the engine's state holds (or is creating) holds `p`. */
     held(p: Placed, c: Checkpoint = this.checkpoint): boolean {
-        for (const m of [...c.resources.values(), ...c.condemned]) if (!m.pendingReplacement && placedKey(m.at) === placedKey(p)) return true;
+        for (const m of [...c.resources.values(), ...c.condemned]) if (!m.pendingReplacement && holdsGrant(m, p)) return true;
         return false;
     }
 
@@ -462,7 +504,7 @@ export class Stack {
         const cli = `cli${++this.cli}`;
         const argv = argvOf(c);
         this.iam.landedLate.clear();
-        this.log.push(`  program: ${this.program.map((m) => `${m.name}=${describePlaced(m.at)}${m.provider === "explicit" ? " (explicit)" : ""}${m.deleteBeforeReplace ? " (deleteBeforeReplace)" : ""}`).join("; ") || "empty"}`);
+        this.log.push(`  program: ${this.program.map((m) => `${m.name}=${describeResource(m)}${m.provider === "explicit" ? " (explicit)" : ""}${m.deleteBeforeReplace ? " (deleteBeforeReplace)" : ""}`).join("; ") || "empty"}`);
         this.log.push(`$ ${argv.join(" ")}${strike ? `   [${describeStrike(strike)}]` : ""}${fault ? `   [${describeFault(fault)}]` : ""}${this.commandKnown ? "" : "   [command line unknown]"}`);
         const outcome: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
         const previewsFirst = c.kind !== "preview" && !c.skipPreview && !c.previewOnly;
@@ -532,6 +574,8 @@ export class Stack {
         };
         let writes = 0;
 
+        /** What each Binding's Read in this run found: its Read answers Google's members, which the engine records. */
+        const readFound = new Map<string, Member>();
         /** One resource operation through the journal, as the server runs it. */
         const op = async (m: Member, kind: "create" | "delete" | "refresh" | "import" | "update", held: Member | undefined, phase: Phase): Promise<"ok" | "gone" | "failed"> => {
             const { p, j } = proc(m.provider);
@@ -556,16 +600,42 @@ export class Stack {
                         ctx.named(memberId(m));
                         if (told === "failed") throw new Error("the recorded call failed");
                         if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
+                        if (read && m.members) {
+                            // A Binding's Read shows Google's members of its role (resources/grant.ts): none is "gone".
+                            const found = this.iam.readRole(m.at.parent, m.at.grant.role);
+                            if (found.length === 0) return "gone" as const;
+                            readFound.set(m.name, { ...m, at: found[0], members: found.map((f) => f.grant.member).sort() });
+                            return "ok" as const;
+                        }
                         if (read) return this.iam.read(m.at) ? "ok" as const : "gone" as const;
                         if (preview) return "ok" as const;
                         const present = kind !== "delete";
-                        const keeper = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])).declaredBy(grantKey(m.at.grant)) : undefined;
-                        if (keeper !== undefined) {
-                            // The resource's own warning (resources/parent.ts: keptGrants) names the grant and its keeper.
-                            outcome.said.push({ note: { text: `deleted, but left ${describePlaced(m.at)}: declared by ${keeper}`, kind: "left", at: m.at, unchecked: true } });
-                            return "ok" as const;
-                        }
-                        if (this.iam.has(m.at) === present) {
+                        const kept = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])) : undefined;
+                        const leftOnce = new Set<string>();
+                        /** A grant a Delete leaves because another resource of the run declares it, with the resource's warning (resources/parent.ts: keptGrants). */
+                        const keeps = (at: Placed): boolean => {
+                            const keeper = kept?.declaredBy(grantKey(at.grant));
+                            if (keeper === undefined) return false;
+                            if (!leftOnce.has(placedKey(at))) outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true } });
+                            leftOnce.add(placedKey(at));
+                            return true;
+                        };
+                        // A Member whose grant another resource declares sends no request at all.
+                        if (!m.members && kind === "delete" && keeps(m.at)) return "ok" as const;
+                        /** What the write changes in the policy as it is now: a Member its grant; a Binding its role, to exactly its members. */
+                        const changesNow = (): Change[] => {
+                            if (!m.members) return this.iam.has(m.at) === present ? [] : [{ at: m.at, present }];
+                            const want = new Set(present ? grantsOf(m).map(placedKey) : []);
+                            const out: Change[] = this.iam.ofRole(m.at.parent, m.at.grant.role)
+                                .filter((x) => !want.has(placedKey(x)) && !keeps(x)).map((at) => ({ at, present: false }));
+                            if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
+                            return out;
+                        };
+                        const overtaken = () => {
+                            for (const g of grantsOf(m)) this.iam.nothingToWrite(g, present);
+                        };
+                        let changes = changesNow();
+                        if (changes.length === 0) {
                             const current = this.iam.policy(m.at.parent);
                             // Written unchanged where the journal fences a dead process's write in flight (the etag moves).
                             if (ctx.fenced(PARENTS[m.at.parent], current)) {
@@ -573,13 +643,14 @@ export class Stack {
                                 this.iam.touch(m.at.parent);
                                 this.iam.writes++;
                                 fence.landed(this.iam.policy(m.at.parent));
-                            } else this.iam.nothingToWrite(m.at, present);
+                            } else overtaken();
                             return "ok" as const;
                         }
                         /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */
                         const readPolicy = () => {
-                            const after = this.iam.all().filter((x) => x.parent === m.at.parent && placedKey(x) !== placedKey(m.at));
-                            if (present) after.push(m.at);
+                            const changed = new Set(changes.map((c) => placedKey(c.at)));
+                            const after = this.iam.all().filter((x) => x.parent === m.at.parent && !changed.has(placedKey(x)));
+                            for (const c of changes) if (c.present) after.push(c.at);
                             return { before: this.iam.policy(m.at.parent), after: policyOf(after) };
                         };
                         const deadline = this.world.now + 30_000;
@@ -619,7 +690,7 @@ export class Stack {
                         await rec.durable;
                         // A process killed meanwhile sends nothing more.
                         if (!p.alive) throw new Error("the plugin died");
-                        this.known.set(placedKey(m.at), m.at);
+                        for (const c of changes) this.known.set(placedKey(c.at), c.at);
                         // Whether Google applied the write already (a reset), and whether its answer to this record comes (rec.landed).
                         let applied = false;
                         let answered = true;
@@ -630,14 +701,16 @@ export class Stack {
                             this.log.push(`  ! 409 on the write of ${what}: another writer changed the policy since its read${google.lands ? "; it reads again and writes" : ", and does on every retry"}`);
                             if (!google.lands) throw failAtDeadline("409 ABORTED: concurrent policy changes on every attempt within the request timeout");
                             this.pass(1000);
-                            if (this.iam.has(m.at) === present) {
-                                this.iam.nothingToWrite(m.at, present);
+                            changes = changesNow();
+                            if (changes.length === 0) {
+                                overtaken();
                                 return "ok" as const;
                             }
                             rmw = readPolicy();
                             rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
                             await rec.durable;
                             if (!p.alive) throw new Error("the plugin died");
+                            for (const c of changes) this.known.set(placedKey(c.at), c.at);
                         } else if (google?.kind === "quota") {
                             this.log.push(`  ! 429 on the write of ${what}: ${google.lands ? `its turn under the quota comes ${google.waitMs ?? 0} ms later` : "no turn under the quota before its deadline"}`);
                             if (!google.lands) {
@@ -650,7 +723,7 @@ export class Stack {
                             if (!p.alive) throw new Error("the plugin died");
                         } else if (google?.kind === "reset") {
                             this.log.push(`  ! connection reset on the write of ${what}: Google ${google.applied ? "applied" : "never applied"} it, and the answer is lost`);
-                            if (google.applied) this.iam.set(m.at, present);
+                            if (google.applied) this.iam.apply(changes);
                             if (!google.lands) {
                                 outcome.clean = false;
                                 stopStarting = true;
@@ -667,11 +740,11 @@ export class Stack {
                             throw new Error("503");
                         }
                         if (hit?.landsAfter !== undefined) {
-                            this.iam.send({ at: m.at, present, etag: rmw.before.etag ?? "", reads: hit.landsAfter, until: deadline, what });
+                            this.iam.send({ changes, etag: rmw.before.etag ?? "", reads: hit.landsAfter, until: deadline, what });
                         } else if (!applied) {
-                            this.iam.set(m.at, present);
+                            this.iam.apply(changes);
                         }
-                        if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), m.at, outcome);
+                        if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), changes.map((c) => c.at), outcome);
                         if (hit) {
                             this.log.push(`  ! ${hit.kind} ${hit.landsAfter !== undefined ? `while the write of ${what} is in flight` : `after ${what} was applied`}`);
                             outcome.struck = hit.kind !== "lost-answer";
@@ -705,13 +778,13 @@ export class Stack {
                         if (answered) rec.landed(this.iam.policy(m.at.parent));
                         return "ok" as const;
                     },
-                    (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(m)));
+                    (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(read ? readFound.get(m.name) ?? m : m)));
                 // A killed process answers nothing: the engine sees its connection close.
                 if (!p.alive) throw new Error("the plugin died");
-                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): ${result}`);
+                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describeResource(m)}, ${m.provider}): ${result}`);
                 return result;
             } catch (e) {
-                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describePlaced(m.at)}, ${m.provider}): failed (${e instanceof Error ? e.message : String(e)})`);
+                this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describeResource(m)}, ${m.provider}): failed (${e instanceof Error ? e.message : String(e)})`);
                 return "failed";
             }
         };
@@ -742,10 +815,18 @@ export class Stack {
                         if (preview && !condemned.has(m)) goneInRun.add(urnOf(m.name));
                         record(() => (condemned.has(m) ? (this.checkpoint.condemned = this.checkpoint.condemned.filter((x) => x !== m)) : this.checkpoint.resources.delete(urnOf(m.name))));
                     }
+                    // A Binding's Read answers the members Google shows: the engine records them as its state.
+                    const now = r === "ok" ? readFound.get(m.name) : undefined;
+                    if (now && !sameResource(now, m)) {
+                        record(() => {
+                            if (condemned.has(m)) this.checkpoint.condemned = this.checkpoint.condemned.map((x) => (x === m ? now : x));
+                            else this.checkpoint.resources.set(urnOf(m.name), now);
+                        });
+                    }
                     // Pulumi 3.248's refresh diffs what it read against the resource's inputs (found by a recorded trace).
                     if (r === "ok" && !engineGone) {
                         this.send("Diff", m.name, "refresh", preview);
-                        proc(m.provider).j.state(urnOf(m.name), claimOf(m), claimOf(m));
+                        proc(m.provider).j.state(urnOf(m.name), claimOf(now ?? m), claimOf(now ?? m));
                     }
                 }
             }
@@ -863,10 +944,12 @@ export class Stack {
             for (const why of tell) this.diffSinks.get(j)?.(urn, why);
             // A Member is replaced when its grant changes. Another provider alone is no replacement: the engine diffs
             // the resource with the new one and keeps it (as recorded traces show).
-            const replace = told !== undefined && !isMemberLike(m) ? told === "replace" : placedKey(old.at) !== placedKey(m.at);
+            // A Binding is replaced when its parent changes, and updated when its members do.
+            const replace = told !== undefined && !isMemberLike(m) ? told === "replace"
+                : m.members ? old.at.parent !== m.at.parent : placedKey(old.at) !== placedKey(m.at);
             if (old.provider !== m.provider) this.took1("provider changed");
             if (replace) steps.push({ kind: "replace", m, old });
-            else if (force || told === "update") steps.push({ kind: "update", m, old });
+            else if (force || told === "update" || (m.members !== undefined && !sameResource(old, m))) steps.push({ kind: "update", m, old });
             else if (old.provider !== m.provider) record(() => this.checkpoint.resources.set(urn, m));
             // The engine runs a deleteBeforeReplace replacement as its resource registers: drawn, before the program's
             // later resources are Checked (the Node SDK registers them as the program runs), or after every Check.
@@ -929,12 +1012,12 @@ export class Stack {
      * operation not yet answered: its plugins start, read the folder and send their Checks and Diffs while the
      * writer is alive and mid-write (the preview takes no lock on the stack; it reads the state as it begins).
      */
-    private async previewBeside(urn: string, at: Placed, outcome: CommandOutcome): Promise<void> {
+    private async previewBeside(urn: string, at: Placed[], outcome: CommandOutcome): Promise<void> {
         this.besideAt = undefined;
         // The preview reads the state as saved: every save before it is done.
         this.unsaved = undefined;
-        const key = `${urn}|${placedKey(at)}`;
-        this.underway.add(key);
+        const keys = at.map((p) => `${urn}|${placedKey(p)}`);
+        for (const key of keys) this.underway.add(key);
         const cmd: Command = { kind: "preview" };
         this.log.push(`  $ ${argvOf(cmd).join(" ")}   [beside, while ${nameOf(urn)}'s write is under way]`);
         const side: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
@@ -945,7 +1028,7 @@ export class Stack {
             // Only the preview's own calls see the older state; the command's other operations go on beside it.
             await beside.run(reads, () => this.engineRun(cmd, `cli${++this.cli}`, this.commandKnown ? argvOf(cmd) : [], true, undefined, side));
         } finally {
-            this.underway.delete(key);
+            for (const key of keys) this.underway.delete(key);
         }
         for (const s of side.said) this.log.push(`    ${s.untrue ? "UNTRUE " : ""}said beside: ${s.note.text.slice(0, 400)}`);
         outcome.said.push(...side.said);
@@ -966,7 +1049,7 @@ export class Stack {
             const at = `Diff of ${nameOf(urn)}: "${why}"`;
             if (this.underway.has(`${urn}|${placedKey(p)}`)) return `${at}: that write's operation is still under way`;
             const held = this.saved.resources.get(urn);
-            const holds = held !== undefined && placedKey(held.at) === placedKey(p);
+            const holds = held !== undefined && holdsGrant(held, p);
             if (added && holds) return `${at}: the engine's state of ${nameOf(urn)} holds that grant (Pulumi recorded it)`;
             if (!added && !holds) return `${at}: the engine's state of ${nameOf(urn)} does not hold that grant (Pulumi recorded its removal)`;
             return undefined;
@@ -1011,6 +1094,12 @@ export interface CommandOutcome {
     clean: boolean;
     /** How many plugin processes the command's runs started. */
     plugins: number;
+}
+
+/** Whether two states of a resource declare the same grants. */
+function sameResource(a: Member, b: Member): boolean {
+    const keys = (m: Member) => grantsOf(m).map(placedKey).sort().join();
+    return keys(a) === keys(b);
 }
 
 /** Whether a model resource stands for a Member (a trace's Bindings and Policies are modelled by their first grant). */

@@ -609,6 +609,10 @@ export class Journal {
         // A Read of a run its command line shows to be a preview (`preview --refresh`, `--preview-only`) is
         // saved nowhere: it answers nothing the engine keeps.
         const previewRead = read && this.command.preview === true && this.rules.fires("preview-read-no-record");
+        // Where the command line is unknown, a Read of a process sent nothing a preview does not send may be a preview's:
+        // it is no word on what the stack holds (a `refresh --preview-only` of a Binding would otherwise note Google's
+        // members as what it holds, and a removal another resource's state still holds would go unsaid and unfixed).
+        const mayBePreviewRead = previewRead || (read && this.unknownCommand && !this.sawUpdate && this.rules.fires("preview-read-no-record"));
         // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
         // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
         // A replaced resource's Delete drops what it held, not what its replacement (of another identity) holds
@@ -616,7 +620,7 @@ export class Journal {
         const of = claim ?? op.held;
         const replacement = this.claims.get(urn);
         const ownHold = !replaced || (of !== undefined && replacement !== undefined && identityOf(replacement) !== identityOf(of));
-        if (of && !op.preview && !previewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
+        if (of && !op.preview && !mayBePreviewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
         if (!op.preview && claim && !previewRead) {
             this.gather();
             // A write another process sent as it died may still land after this answer (in-flight-slack): an item
@@ -738,7 +742,11 @@ export class Journal {
             !live.has(writerOf(i.entry)) &&
             !(theirs(i) && this.rules.fires("own-provider-says")) &&
             !(leftToRequest(i) && early && this.rules.fires("early-report-unanswered-only")) &&
-            !(leftToRequest(i) && !early && this.unsaidAnswered(i) && this.rules.fires("partial-run-silent")));
+            !(leftToRequest(i) && !early && this.unsaidAnswered(i) && this.rules.fires("partial-run-silent")) &&
+            // "Pulumi's state still holds it" is said only of a grant some state is known to hold: a Binding's Create
+            // that removed a member another resource held, once that resource's state is known to lack it, removed
+            // nothing the stack holds (the Binding sets its role as the program lists it).
+            !(i.sign === "-" && !this.heldByAny(i) && this.rules.fires("removal-held-by-none")));
         if (open.length === 0) return undefined;
         const byParent = new Map<string, Item[]>();
         for (const i of open) {
@@ -799,6 +807,12 @@ export class Journal {
     private removalHeldElsewhere(key: string): boolean {
         const i = this.known.item(key);
         return i !== undefined && i.sign === "-" && this.heldByAnother(i);
+    }
+
+    /** Whether any resource's state held `i`'s grant when last seen. */
+    private heldByAny(i: Item): boolean {
+        for (const _ of this.known.heldBy(parentName(i.entry.parent), i.grantKey)) return true;
+        return false;
     }
 
     /** Whether a resource other than the one `i` was written for held `i`'s grant in its state when last seen. */

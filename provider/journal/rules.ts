@@ -44,6 +44,10 @@ export const RULES = {
         says: "A removal of a grant another resource's state still holds (its own Delete failed or was cut off) stays open, and that resource's Diff asks for an update that puts it back.",
         heldBy: ["sim"],
     },
+    "removal-held-by-none": {
+        says: "A removal is said only while some resource's state is known to hold its grant: a Binding's Create that removed a member only another resource held, once that resource's state lacks it, removed nothing the stack holds.",
+        heldBy: ["tests/journal/sim.test.ts (one Binding of a role replaced by another, the CLI killed after the new one's write)", "sim"],
+    },
     "google-answer": {
         says: "Google's answer to a write of a policy settles the open items of that policy it shows gone (added) or back (removed), of writes that can no longer land.",
         heldBy: ["tests/deployment/deployment.test.ts", "sim"],
@@ -77,8 +81,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts", "sim"],
     },
     "preview-read-no-record": {
-        says: "What a Read of a preview answered (preview --refresh, --preview-only) is saved nowhere: it records and holds nothing.",
-        heldBy: ["tests/deployment/deployment.test.ts (`pulumi refresh --preview-only`)", "sim"],
+        says: "What a Read of a preview answered (preview --refresh, --preview-only) is saved nowhere: it records and holds nothing; where the command line is unknown, neither does a Read of a process sent nothing a preview does not send.",
+        heldBy: ["tests/deployment/deployment.test.ts (`pulumi refresh --preview-only`)", "tests/journal/sim.test.ts (one Binding of a role replaced by another, the program reverted, `pulumi refresh --preview-only` where the command line is unknown)", "sim"],
     },
     "early-report-unanswered-only": {
         says: "As a run starts, only what the engine surely never recorded is said: an answered item, or an addition another resource's state held, waits for the run's own word.",
