@@ -1,7 +1,8 @@
 // The simulator's model of the world around the journal: Google's IAM (policies, and its faults), the engine (its
-// checkpoint, the runs of each CLI command and the RPCs each sends, as Pulumi 3.248 orders them), and the Member
-// resource as the plugin implements it (a write journaled before it is sent, a Delete that leaves what the rest of
-// the stack declares). The journal under test is the real one (provider/journal/), on the hosts of machine.ts.
+// checkpoint, the runs of each CLI command and the RPCs each sends, as Pulumi 3.248 orders them), and the Member,
+// Binding and Policy resources as the plugin implements them (a write journaled before it is sent, a Binding's write
+// setting its role to exactly its members and a Policy's its parent's whole policy, a Delete that leaves what the
+// rest of the stack declares). The journal under test is the real one (provider/journal/), on the hosts of machine.ts.
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
@@ -16,11 +17,14 @@ import { SimProcess, World } from "./machine";
 
 export const MEMBER_TYPE = "cloud:endpoints/serviceIamMember:ServiceIamMember";
 export const BINDING_TYPE = "cloud:endpoints/serviceIamBinding:ServiceIamBinding";
+export const POLICY_TYPE = "cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy";
+/** The parent a drawn case's Policies own (no Member, Binding or other writer touches it). */
+export const POLICY_PARENT = 2;
 /** The role a drawn case's Bindings set (no Member and no other writer uses it, so no two resources fight over it). */
 export const BINDING_ROLE = "roles/editor";
 const STACK = "urn:pulumi:dev::sim";
-/** A drawn Binding's name starts with "bind" (see drawBindings in case.ts); every other name is a Member's. */
-export const urnOf = (name: string) => `${STACK}::${name.startsWith("bind") ? BINDING_TYPE : MEMBER_TYPE}::${name}`;
+/** A drawn Binding's name starts with "bind", a Policy's with "pol" (see case.ts); every other name is a Member's. */
+export const urnOf = (name: string) => `${STACK}::${name.startsWith("bind") ? BINDING_TYPE : name.startsWith("pol") ? POLICY_TYPE : MEMBER_TYPE}::${name}`;
 export const nameOf = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
 
 /** A deterministic stream of draws (splitmix32), so that one seed is one case. */
@@ -140,9 +144,9 @@ export class Iam {
         this.versions[parent]++;
     }
 
-    /** A Binding's Read (its getIamPolicy): the members its role has. */
-    readRole(parent: number, role: string): Placed[] {
-        const found = this.ofRole(parent, role);
+    /** A Binding's Read (its getIamPolicy): the members its role has; a Policy's (role undefined): every grant. */
+    readRole(parent: number, role: string | undefined): Placed[] {
+        const found = role === undefined ? this.all().filter((p) => p.parent === parent) : this.ofRole(parent, role);
         this.answeredRead();
         return found;
     }
@@ -211,6 +215,8 @@ export interface Member {
      * exactly these members (`at` is the first of them).
      */
     members?: string[];
+    /** A drawn Policy (its name starts with "pol"): authoritative for the whole policy of its parent, these grants (`at` is the first). */
+    owns?: Grant[];
     /** The resource type, where it is not a Member (a recorded trace's Binding or Policy, modelled by its first grant). */
     type?: string;
     /**
@@ -219,21 +225,25 @@ export interface Member {
      */
     pendingReplacement?: boolean;
 }
-/** The grants a resource declares: a Member's one, a Binding's members. */
+/** The grants a resource declares: a Member's one, a Binding's members, a Policy's grants. */
 export function grantsOf(m: Member): Placed[] {
+    if (m.owns) return m.owns.map((grant) => ({ parent: m.at.parent, grant }));
     return m.members ? m.members.map((member) => ({ parent: m.at.parent, grant: { role: m.at.grant.role, member } })) : [m.at];
 }
 export const holdsGrant = (m: Member, p: Placed) => grantsOf(m).some((g) => placedKey(g) === placedKey(p));
-export const describeResource = (m: Member) => m.members
+const short = (member: string) => member.replace(/^user:|@example\.com$/g, "");
+export const describeResource = (m: Member) => m.owns
+    ? `the policy of ${parentName(PARENTS[m.at.parent])}: ${m.owns.map((g) => `${g.role} ${short(g.member)}`).join(", ") || "empty"}`
+    : m.members
     ? `${m.at.grant.role} to ${m.members.map((x) => x.replace(/^user:|@example\.com$/g, "")).join(",")} on ${parentName(PARENTS[m.at.parent])}`
     : describePlaced(m.at);
 export const claimOf = (m: Member): Claim => ({
     parent: parentName(PARENTS[m.at.parent]),
-    scope: m.members ? "binding" : "member",
+    scope: m.owns ? "policy" : m.members ? "binding" : "member",
     grants: grantsOf(m).map((g) => g.grant),
     role: m.at.grant.role,
 });
-const memberId = (m: Member) => `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role}${m.members ? "" : ` ${m.at.grant.member}`}`;
+const memberId = (m: Member) => m.owns ? parentName(PARENTS[m.at.parent]) : `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role}${m.members ? "" : ` ${m.at.grant.member}`}`;
 
 export interface Checkpoint {
     resources: Map<string, Member>;
@@ -600,6 +610,12 @@ export class Stack {
                         ctx.named(memberId(m));
                         if (told === "failed") throw new Error("the recorded call failed");
                         if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
+                        if (read && m.owns) {
+                            // A Policy's Read shows the whole policy (resources/policy.ts), empty or not.
+                            const found = this.iam.readRole(m.at.parent, undefined);
+                            readFound.set(m.name, { ...m, at: found[0] ?? m.at, owns: found.map((f) => f.grant) });
+                            return "ok" as const;
+                        }
                         if (read && m.members) {
                             // A Binding's Read shows Google's members of its role (resources/grant.ts): none is "gone".
                             const found = this.iam.readRole(m.at.parent, m.at.grant.role);
@@ -621,12 +637,19 @@ export class Stack {
                             return true;
                         };
                         // A Member whose grant another resource declares sends no request at all.
-                        if (!m.members && kind === "delete" && keeps(m.at)) return "ok" as const;
+                        if (!m.members && !m.owns && kind === "delete" && keeps(m.at)) return "ok" as const;
+                        // A Policy's Delete leaves the policy as it is where another Policy of the run manages it.
+                        const manager = m.owns ? kept?.policy : undefined;
+                        if (manager !== undefined) {
+                            outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} as it is: ${manager} manages it now`, kind: "other", unchecked: true } });
+                            return "ok" as const;
+                        }
                         /** What the write changes in the policy as it is now: a Member its grant; a Binding its role, to exactly its members. */
                         const changesNow = (): Change[] => {
-                            if (!m.members) return this.iam.has(m.at) === present ? [] : [{ at: m.at, present }];
+                            if (!m.members && !m.owns) return this.iam.has(m.at) === present ? [] : [{ at: m.at, present }];
                             const want = new Set(present ? grantsOf(m).map(placedKey) : []);
-                            const out: Change[] = this.iam.ofRole(m.at.parent, m.at.grant.role)
+                            const owned = m.owns ? this.iam.all().filter((x) => x.parent === m.at.parent) : this.iam.ofRole(m.at.parent, m.at.grant.role);
+                            const out: Change[] = owned
                                 .filter((x) => !want.has(placedKey(x)) && !keeps(x)).map((at) => ({ at, present: false }));
                             if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
                             return out;
@@ -944,12 +967,12 @@ export class Stack {
             for (const why of tell) this.diffSinks.get(j)?.(urn, why);
             // A Member is replaced when its grant changes. Another provider alone is no replacement: the engine diffs
             // the resource with the new one and keeps it (as recorded traces show).
-            // A Binding is replaced when its parent changes, and updated when its members do.
+            // A Binding is replaced when its parent changes (a Policy's never does), and updated when its members do.
             const replace = told !== undefined && !isMemberLike(m) ? told === "replace"
-                : m.members ? old.at.parent !== m.at.parent : placedKey(old.at) !== placedKey(m.at);
+                : m.owns ? false : m.members ? old.at.parent !== m.at.parent : placedKey(old.at) !== placedKey(m.at);
             if (old.provider !== m.provider) this.took1("provider changed");
             if (replace) steps.push({ kind: "replace", m, old });
-            else if (force || told === "update" || (m.members !== undefined && !sameResource(old, m))) steps.push({ kind: "update", m, old });
+            else if (force || told === "update" || ((m.members !== undefined || m.owns !== undefined) && !sameResource(old, m))) steps.push({ kind: "update", m, old });
             else if (old.provider !== m.provider) record(() => this.checkpoint.resources.set(urn, m));
             // The engine runs a deleteBeforeReplace replacement as its resource registers: drawn, before the program's
             // later resources are Checked (the Node SDK registers them as the program runs), or after every Check.

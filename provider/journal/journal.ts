@@ -620,7 +620,15 @@ export class Journal {
         const of = claim ?? op.held;
         const replacement = this.claims.get(urn);
         const ownHold = !replaced || (of !== undefined && replacement !== undefined && identityOf(replacement) !== identityOf(of));
-        if (of && !op.preview && !mayBePreviewRead && ownHold && !(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
+        // The stack may or may not hold an answer given once the run is being stopped by one Ctrl-C: what it holds
+        // gains the answer's grants (a later Delete leaves them to it) and keeps what it held (a removal stays held,
+        // and said). After a second one the engine records nothing more: the answer holds nothing.
+        if (of && !op.preview && !mayBePreviewRead && ownHold) {
+            const was = this.known.heldAs(urn, identityOf(of))?.claim;
+            const mayHold = (c: Claim): Claim => (was ? { ...c, grants: [...c.grants, ...was.grants.filter((g) => !c.grants.some((h) => grantKey(h) === grantKey(g)))] } : c);
+            if (!(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
+            else if (claim && this.cancels <= 1) this.hold(urn, of, mayHold(claim));
+        }
         if (!op.preview && claim && !previewRead) {
             this.gather();
             // A write another process sent as it died may still land after this answer (in-flight-slack): an item

@@ -77,8 +77,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (Ctrl-C twice after the answers)", "tests/e2e/deployment.test.ts", "sim"],
     },
     "answer-after-stop": {
-        says: "An answer given once the run is being stopped may find an engine that no longer records it: it is left to the next run's word.",
-        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
+        says: "An answer given once the run is being stopped may find an engine that no longer records it: it is left to the next run's word, and (after one Ctrl-C, not two) what the stack holds gains its grants but loses none.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (one Binding of a role replaced by another, Ctrl-C after the new one's write, then `pulumi up --target` of the old one)", "sim"],
     },
     "preview-read-no-record": {
         says: "What a Read of a preview answered (preview --refresh, --preview-only) is saved nowhere: it records and holds nothing; where the command line is unknown, neither does a Read of a process sent nothing a preview does not send.",

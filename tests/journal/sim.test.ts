@@ -49,6 +49,14 @@ describe("the journal's simulator", function () {
         });
     }
 
+    it("draws Policies only when asked (`--policies`), the same for the same seed", async () => {
+        const policies = (k: number, policies: boolean) => drawCase(caseSeed(1, k), true, { policies }).initial.filter((m) => m.owns !== undefined);
+        const ks = Array.from({ length: 50 }, (_, k) => k);
+        expect(ks.some((k) => policies(k, true).length > 0)).to.equal(true);
+        expect(ks.every((k) => policies(k, false).length === 0)).to.equal(true);
+        expect(ks.map((k) => JSON.stringify(policies(k, true)))).to.deep.equal(ks.map((k) => JSON.stringify(policies(k, true))));
+    });
+
     it("prints the same report for the same seed", async () => {
         const a = await simulate(7, 300);
         const b = await simulate(7, 300);
@@ -316,6 +324,16 @@ describe("the journal's simulator, with Bindings", function () {
         const c = base({ commandKnown: true, initial: [old], steps: [{ program: [binding("bind1", ["ann"])], command: { kind: "up", skipPreview: true }, strike: { kind: "kill-cli", at: 1 }, then: [], revert: false }] });
         expect(await violationsOf(c)).to.deep.equal([]);
         expect((await violationsOf(c, ["removal-held-by-none"])).join("\n")).to.match(/a note untrue when said: says Pulumi's state holds roles\/editor user:dee@example.com/);
+    });
+
+    // Seed 301330, case 521: the new Binding's Create answered after the Ctrl-C noted nothing as held (the engine
+    // may not record it), so the old Binding's Delete by `pulumi up --target` removed the members both declare.
+    it("one Binding of a role replaced by another, Ctrl-C after the new one's write, then `pulumi up --target` of the old one: the new one's members stay", async () => {
+        const c = base({ commandKnown: true, initial: [binding("bind0", ["ann", "cy"])], steps: [{
+            program: [binding("bind1", ["ann", "bob"])], command: { kind: "up", skipPreview: true }, strike: { kind: "ctrl-c", at: 1 },
+            then: [{ kind: "up", skipPreview: true, targets: [urnOf("bind0")] }], revert: false,
+        }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
     });
 
     // Seed 2, case 341: where the command line is unknown, `pulumi refresh --preview-only` noted the old Binding as
