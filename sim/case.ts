@@ -146,18 +146,25 @@ function drawBindings(seed: number, c: { initial: Member[]; steps: Step[] }): vo
         for (const parent of [0, 1]) if (!out.some((b) => b.at.parent === parent) && d.chance(0.3)) out.push(fresh(parent));
         return out;
     };
-    const first = [0, 1].filter(() => d.chance(0.6)).map(fresh);
+    addAlong(d, c, [0, 1].filter(() => d.chance(0.6)).map(fresh), evolve, 0.3);
+}
+
+/**
+ * Adds resources drawn apart to a case's programs: `first` to the setup's, then each step's as `evolve` makes it
+ * from the one before (a step that left the program as it was leaves them too); a `--target` names one of them at
+ * chance `target`.
+ */
+function addAlong(d: Draws, c: { initial: Member[]; steps: Step[] }, first: Member[], evolve: (was: Member[]) => Member[], target: number): void {
     let was = c.initial;
-    let bindings = first;
+    let added = first;
     c.initial = [...c.initial, ...first];
-    const names = new Set(first.map((b) => b.name));
+    const names = new Set(first.map((m) => m.name));
     for (const s of c.steps) {
-        // A step that left the program as it was leaves its Bindings too.
-        if (s.program !== was) bindings = evolve(bindings);
+        if (s.program !== was) added = evolve(added);
         was = s.program;
-        s.program = [...s.program, ...bindings];
-        for (const b of bindings) names.add(b.name);
-        for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && names.size && d.chance(0.3)) cmd.targets = [urnOf(d.pick([...names]))];
+        s.program = [...s.program, ...added];
+        for (const m of added) names.add(m.name);
+        for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && names.size && d.chance(target)) cmd.targets = [urnOf(d.pick([...names]))];
     }
 }
 
@@ -188,17 +195,7 @@ function drawPolicies(seed: number, c: { initial: Member[]; steps: Step[] }): vo
         if (out.length === 0 && d.chance(0.4)) out.push(fresh());
         return out;
     };
-    let was = c.initial;
-    let policies = d.chance(0.7) ? [fresh()] : [];
-    c.initial = [...c.initial, ...policies];
-    const names = new Set(policies.map((p) => p.name));
-    for (const s of c.steps) {
-        if (s.program !== was) policies = evolve(policies);
-        was = s.program;
-        s.program = [...s.program, ...policies];
-        for (const p of policies) names.add(p.name);
-        for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && names.size && d.chance(0.2)) cmd.targets = [urnOf(d.pick([...names]))];
-    }
+    addAlong(d, c, d.chance(0.7) ? [fresh()] : [], evolve, 0.2);
 }
 
 /**
