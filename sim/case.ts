@@ -1,12 +1,12 @@
-// One simulated case: a stack of Members and Bindings, a program, commands a user runs with the faults drawn for them, the
-// recovery the README tells, and the judge of every command (the invariants). A case is data drawn from a seed
+// One simulated case: a stack of Members and Bindings (and Policies, on request), a program, commands a user runs
+// with the faults drawn for them, the recovery the README tells, and the judge of every command (the invariants). A case is data drawn from a seed
 // (`drawCase`), so it can be shrunk by dropping parts of it and replayed exactly.
 
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
 import {
-    BINDING_ROLE, POLICY_PARENT, Command, CommandOutcome, describePlaced, Draws, GoogleFault, grantsOf, Member, nameOf, Placed, placedKey, ProviderName,
-    providerUrn, Stack, Strike, StrikeKind, urnOf,
+    authoritative, BINDING_ROLE, POLICY_PARENT, Command, CommandOutcome, describePlaced, Draws, GoogleFault, grantsOf, holdsGrant, Member, nameOf,
+    Placed, placedKey, ProviderName, providerUrn, setsGrant, Stack, Strike, StrikeKind, urnOf,
 } from "./model";
 
 /** A user's step: change the program (or not), then run a command, which a strike may cut off. */
@@ -256,10 +256,7 @@ export function knownIssue(c: Case): string | undefined {
     const all = c.steps.flatMap((s) => [s.command, ...s.then]);
     const members = [...c.initial, ...c.steps.flatMap((s) => s.program)];
     // Two resources that set one grant: twins, a Binding and its successor on one role, a Policy and its successor.
-    const sets = (a: Member, b: Member) => a.at.parent === b.at.parent && (a.owns !== undefined || b.owns !== undefined ||
-        (a.members !== undefined && b.members !== undefined && a.at.grant.role === b.at.grant.role) ||
-        grantsOf(a).some((g) => grantsOf(b).some((h) => placedKey(g) === placedKey(h))));
-    const twins = members.some((a) => members.some((b) => a.name !== b.name && sets(a, b)));
+    const twins = members.some((a) => members.some((b) => a.name !== b.name && grantsOf(b).some((g) => setsGrant(a, g))));
     if (c.renamed && (twins || all.some((k) => k.targets?.length || k.excludes?.length))) return "new-folder-knows-no-holder";
     return undefined;
 }
@@ -324,8 +321,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
             // replaced resource awaiting its Delete holds nothing the program keeps).
             // A Binding the program declares sets its role to exactly its members, a Policy its parent's policy to
             // exactly its grants: removing the others is the program's word.
-            const boundWithout = (p: Placed) => stack.program.some((b) => b.at.parent === p.parent && !grantsOf(b).some((g) => placedKey(g) === placedKey(p)) &&
-                (b.owns !== undefined || (b.members !== undefined && b.at.grant.role === p.grant.role)));
+            const boundWithout = (p: Placed) => stack.program.some((b) => authoritative(b) && setsGrant(b, p) && !holdsGrant(b, p));
             for (const m of stack.checkpoint.resources.values()) {
                 if (m.pendingReplacement) continue;
                 for (const g of grantsOf(m)) {

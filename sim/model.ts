@@ -9,6 +9,7 @@ import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
 import { Parent, parentName } from "../provider/iam/names";
 import type { Policy } from "../provider/iam/policy";
 import { Diagnostics, JournalShell, PolicyReader, RunCommand } from "../provider/deployment/shell";
+import { covers } from "../provider/journal/claims";
 import { Rules } from "../provider/journal/rules";
 import { IN_FLIGHT_SLACK_MS } from "../provider/journal/knowledge";
 import { runCommandOf } from "../provider/process/command";
@@ -134,9 +135,9 @@ export class Iam {
         }
     }
 
-    /** The grants of `role` on a parent. */
-    ofRole(parent: number, role: string): Placed[] {
-        return this.all().filter((p) => p.parent === parent && p.grant.role === role);
+    /** The grants on `parent` that a resource of claim `c` sets when it writes (see covers). */
+    coveredBy(parent: number, c: Claim): Placed[] {
+        return this.all().filter((p) => p.parent === parent && covers(c, p.grant));
     }
 
     /** Another writer changes the policy outside the grants a case follows (another role, an audit config): its etag moves. */
@@ -144,9 +145,9 @@ export class Iam {
         this.versions[parent]++;
     }
 
-    /** A Binding's Read (its getIamPolicy): the members its role has; a Policy's (role undefined): every grant. */
-    readRole(parent: number, role: string | undefined): Placed[] {
-        const found = role === undefined ? this.all().filter((p) => p.parent === parent) : this.ofRole(parent, role);
+    /** A Binding's or Policy's Read (its getIamPolicy): the grants it sets that the policy holds. */
+    readCovered(parent: number, c: Claim): Placed[] {
+        const found = this.coveredBy(parent, c);
         this.answeredRead();
         return found;
     }
@@ -231,11 +232,15 @@ export function grantsOf(m: Member): Placed[] {
     return m.members ? m.members.map((member) => ({ parent: m.at.parent, grant: { role: m.at.grant.role, member } })) : [m.at];
 }
 export const holdsGrant = (m: Member, p: Placed) => grantsOf(m).some((g) => placedKey(g) === placedKey(p));
+/** Whether a resource sets more than its own grants when it writes: a Binding (its role), a Policy (its parent's policy). */
+export const authoritative = (m: Member) => m.members !== undefined || m.owns !== undefined;
+/** Whether a write of `m` sets `p` (its role's or its policy's grants, a Member's own one). */
+export const setsGrant = (m: Member, p: Placed) => m.at.parent === p.parent && covers(claimOf(m), p.grant);
 const short = (member: string) => member.replace(/^user:|@example\.com$/g, "");
 export const describeResource = (m: Member) => m.owns
     ? `the policy of ${parentName(PARENTS[m.at.parent])}: ${m.owns.map((g) => `${g.role} ${short(g.member)}`).join(", ") || "empty"}`
     : m.members
-    ? `${m.at.grant.role} to ${m.members.map((x) => x.replace(/^user:|@example\.com$/g, "")).join(",")} on ${parentName(PARENTS[m.at.parent])}`
+    ? `${m.at.grant.role} to ${m.members.map(short).join(",")} on ${parentName(PARENTS[m.at.parent])}`
     : describePlaced(m.at);
 export const claimOf = (m: Member): Claim => ({
     parent: parentName(PARENTS[m.at.parent]),
@@ -584,7 +589,7 @@ export class Stack {
         };
         let writes = 0;
 
-        /** What each Binding's Read in this run found: its Read answers Google's members, which the engine records. */
+        /** What each Binding's or Policy's Read in this run found: Google's grants, which the engine records. */
         const readFound = new Map<string, Member>();
         /** One resource operation through the journal, as the server runs it. */
         const op = async (m: Member, kind: "create" | "delete" | "refresh" | "import" | "update", held: Member | undefined, phase: Phase): Promise<"ok" | "gone" | "failed"> => {
@@ -612,13 +617,13 @@ export class Stack {
                         if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
                         if (read && m.owns) {
                             // A Policy's Read shows the whole policy (resources/policy.ts), empty or not.
-                            const found = this.iam.readRole(m.at.parent, undefined);
+                            const found = this.iam.readCovered(m.at.parent, claimOf(m));
                             readFound.set(m.name, { ...m, at: found[0] ?? m.at, owns: found.map((f) => f.grant) });
                             return "ok" as const;
                         }
                         if (read && m.members) {
                             // A Binding's Read shows Google's members of its role (resources/grant.ts): none is "gone".
-                            const found = this.iam.readRole(m.at.parent, m.at.grant.role);
+                            const found = this.iam.readCovered(m.at.parent, claimOf(m));
                             if (found.length === 0) return "gone" as const;
                             readFound.set(m.name, { ...m, at: found[0], members: found.map((f) => f.grant.member).sort() });
                             return "ok" as const;
@@ -637,19 +642,21 @@ export class Stack {
                             return true;
                         };
                         // A Member whose grant another resource declares sends no request at all.
-                        if (!m.members && !m.owns && kind === "delete" && keeps(m.at)) return "ok" as const;
+                        if (!authoritative(m) && kind === "delete" && keeps(m.at)) return "ok" as const;
                         // A Policy's Delete leaves the policy as it is where another Policy of the run manages it.
                         const manager = m.owns ? kept?.policy : undefined;
                         if (manager !== undefined) {
                             outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} as it is: ${manager} manages it now`, kind: "other", unchecked: true } });
                             return "ok" as const;
                         }
-                        /** What the write changes in the policy as it is now: a Member its grant; a Binding its role, to exactly its members. */
+                        /**
+                         * What the write changes in the policy as it is now: what it sets (a Member its grant, a Binding
+                         * its role, a Policy the whole policy) to exactly what it declares, or, for a Delete, to nothing
+                         * but what another resource declares.
+                         */
                         const changesNow = (): Change[] => {
-                            if (!m.members && !m.owns) return this.iam.has(m.at) === present ? [] : [{ at: m.at, present }];
                             const want = new Set(present ? grantsOf(m).map(placedKey) : []);
-                            const owned = m.owns ? this.iam.all().filter((x) => x.parent === m.at.parent) : this.iam.ofRole(m.at.parent, m.at.grant.role);
-                            const out: Change[] = owned
+                            const out: Change[] = this.iam.coveredBy(m.at.parent, claimOf(m))
                                 .filter((x) => !want.has(placedKey(x)) && !keeps(x)).map((at) => ({ at, present: false }));
                             if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
                             return out;
@@ -838,7 +845,7 @@ export class Stack {
                         if (preview && !condemned.has(m)) goneInRun.add(urnOf(m.name));
                         record(() => (condemned.has(m) ? (this.checkpoint.condemned = this.checkpoint.condemned.filter((x) => x !== m)) : this.checkpoint.resources.delete(urnOf(m.name))));
                     }
-                    // A Binding's Read answers the members Google shows: the engine records them as its state.
+                    // A Binding's or Policy's Read answers the grants Google shows: the engine records them as its state.
                     const now = r === "ok" ? readFound.get(m.name) : undefined;
                     if (now && !sameResource(now, m)) {
                         record(() => {
@@ -972,7 +979,7 @@ export class Stack {
                 : m.owns ? false : m.members ? old.at.parent !== m.at.parent : placedKey(old.at) !== placedKey(m.at);
             if (old.provider !== m.provider) this.took1("provider changed");
             if (replace) steps.push({ kind: "replace", m, old });
-            else if (force || told === "update" || ((m.members !== undefined || m.owns !== undefined) && !sameResource(old, m))) steps.push({ kind: "update", m, old });
+            else if (force || told === "update" || (authoritative(m) && !sameResource(old, m))) steps.push({ kind: "update", m, old });
             else if (old.provider !== m.provider) record(() => this.checkpoint.resources.set(urn, m));
             // The engine runs a deleteBeforeReplace replacement as its resource registers: drawn, before the program's
             // later resources are Checked (the Node SDK registers them as the program runs), or after every Check.

@@ -624,10 +624,12 @@ export class Journal {
         // gains the answer's grants (a later Delete leaves them to it) and keeps what it held (a removal stays held,
         // and said). After a second one the engine records nothing more: the answer holds nothing.
         if (of && !op.preview && !mayBePreviewRead && ownHold) {
-            const was = this.known.heldAs(urn, identityOf(of))?.claim;
-            const mayHold = (c: Claim): Claim => (was ? { ...c, grants: [...c.grants, ...was.grants.filter((g) => !c.grants.some((h) => grantKey(h) === grantKey(g)))] } : c);
             if (!(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
-            else if (claim && this.cancels <= 1) this.hold(urn, of, mayHold(claim));
+            else if (claim && this.cancels <= 1) {
+                const was = this.known.heldAs(urn, identityOf(of))?.claim;
+                const kept = new Set(claim.grants.map(grantKey));
+                this.hold(urn, of, was ? { ...claim, grants: [...claim.grants, ...was.grants.filter((g) => !kept.has(grantKey(g)))] } : claim);
+            }
         }
         if (!op.preview && claim && !previewRead) {
             this.gather();
