@@ -1,7 +1,7 @@
 // *IamPolicy: authoritative for the whole policy of a parent.
 
 import { property, types, Values } from "../declare/define";
-import { describeGrant, Grant, grantChanges, grantsOf } from "../iam/grants";
+import { describeGrant, Grant, grantChanges, grantKey, grantsOf } from "../iam/grants";
 import { parentName, PREFIX, ParentKind } from "../iam/names";
 import {
     canonicalAuditConfigs, canonicalBindings, comparablePolicyData, parsePolicyData, Policy, policyData, policyDataProblem,
@@ -101,7 +101,15 @@ export function policyResource(kind: ParentKind): Resource {
             const name = parentName(parent);
             const kept = keptGrants(ctx, name);
             if (kept.kept.policy) {
-                ctx.warn(`deleted, but left the IAM policy of ${name} as it is: ${declaredBy(ctx, kept.kept.policy)} manages it now`);
+                // Another Policy of the deployment manages the policy: the rest (audit logging included) is its to set.
+                // What this one's state holds that no resource declares goes all the same, as the program says: that
+                // Policy may write nothing (a stack left holding both, by a run stopped between one's Create and the
+                // other's Delete, then the program reverted to the one whose state its inputs match).
+                const state = parsePolicyData(x.policyData);
+                const own = new Set("problem" in state ? [] : grantsOf(state.policy.bindings).map(grantKey));
+                const mine = (g: Grant) => own.has(grantKey(g)) && kept.kept.declaredBy(grantKey(g)) === undefined;
+                if (own.size > 0) await unlessGone(ctx.iam().removeGrants(parent, mine, { record: ctx.wrote, fence: ctx.fenced }));
+                ctx.warn(`deleted, but left the IAM policy of ${name} to ${declaredBy(ctx, kept.kept.policy)}, which manages it now: only what this resource alone declared was removed`);
                 return;
             }
             // Every grant and audit config goes, except the grants other resources of the deployment still declare.

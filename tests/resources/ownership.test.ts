@@ -96,6 +96,22 @@ describe("one grant, one owner: replacements, renames, duplicates", function () 
         expect(grants()).to.deep.equal([`${ROLE} user:b@example.com`]);
     });
 
+    // Found by the journal's simulator (seed 3, case 371): a run stopped between the new Policy's Create and the old
+    // one's Delete leaves the stack holding both; the program reverted to the old one, whose state its inputs match, so
+    // it writes nothing, and the new one's Delete, leaving the policy to it, left its grants in IAM and in no state.
+    it("two Policies of one parent in the stack, the program reverted to the one that writes nothing: the other's Delete removes what it alone declared", async () => {
+        const data = (members: string[]) => JSON.stringify({ bindings: [{ role: ROLE, members }] });
+        const p0 = { serviceName: SERVICE, policyData: data(["user:kept0@example.com"]) };
+        await stack.plugin.create(POLICY, p0, false, "p0");
+        const p1 = await stack.plugin.create(POLICY, { serviceName: SERVICE, policyData: data(["user:kept0@example.com", "user:only1@example.com"]) }, false, "p1");
+        expect(grants()).to.deep.equal([`${ROLE} user:kept0@example.com`, `${ROLE} user:only1@example.com`]);
+        await stack.nextDeployment();
+        await stack.plugin.check(POLICY, p0, p0, "p0");
+        await stack.plugin.delete(POLICY, p1.id, p1.properties, "p1");
+        expect(grants()).to.deep.equal([`${ROLE} user:kept0@example.com`]);
+        expect((await warningsOn("p1")).join("\n")).to.contain("ServiceIamPolicy::p0").and.contain("only what this resource alone declared");
+    });
+
     it("renamed without an alias: the old name's Delete leaves the grant the new name declares, and says so on the old", async () => {
         const inputs = { serviceName: SERVICE, role: ROLE, member: "user:cat@example.com" };
         const old = await stack.plugin.create(MEMBER, inputs, false, "cat");
