@@ -198,16 +198,8 @@ function drawPolicies(seed: number, c: { initial: Member[]; steps: Step[] }): vo
     addAlong(d, c, d.chance(0.7) ? [fresh()] : [], evolve, 0.2);
 }
 
-/**
- * Draws not yet among the default ones: `policies` (drawPolicies), which still finds violations (see the design note's
- * "What the simulator still finds"), so `npm test` does not draw them; `npm run sim -- --policies` does.
- */
-export interface ExtraDraws {
-    policies?: boolean;
-}
-
 /** The case of `seed`; `later` false: as drawn before the later draws (a case found then, replayed as it was). */
-export function drawCase(seed: number, later = true, extra: ExtraDraws = {}): Case {
+export function drawCase(seed: number, later = true): Case {
     const d = new Draws(seed);
     const names = { n: 0 };
     const initial = drawProgram(d, [], names).concat(drawProgram(d, [], names));
@@ -229,7 +221,7 @@ export function drawCase(seed: number, later = true, extra: ExtraDraws = {}): Ca
     if (later) drawLater(seed, initial, steps);
     const drawn = { initial, steps };
     if (later) drawBindings(seed, drawn);
-    if (later && extra.policies) drawPolicies(seed, drawn);
+    if (later) drawPolicies(seed, drawn);
     return {
         seed, commandKnown: d.chance(0.5), foreign, initial: drawn.initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},

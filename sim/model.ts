@@ -6,7 +6,10 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { describeGrant, Grant, grantKey } from "../provider/iam/grants";
-import { Parent, parentName } from "../provider/iam/names";
+import { Parent, parentName, PREFIX } from "../provider/iam/names";
+import { toPropertyMap } from "../provider/declare/properties";
+import { token } from "../provider/package/tokens";
+import { resources } from "../provider/resources/index";
 import type { Policy } from "../provider/iam/policy";
 import { Diagnostics, JournalShell, PolicyReader, RunCommand } from "../provider/deployment/shell";
 import { covers } from "../provider/journal/claims";
@@ -242,12 +245,23 @@ export const describeResource = (m: Member) => m.owns
     : m.members
     ? `${m.at.grant.role} to ${m.members.map(short).join(",")} on ${parentName(PARENTS[m.at.parent])}`
     : describePlaced(m.at);
-export const claimOf = (m: Member): Claim => ({
-    parent: parentName(PARENTS[m.at.parent]),
-    scope: m.owns ? "policy" : m.members ? "binding" : "member",
-    grants: grantsOf(m).map((g) => g.grant),
-    role: m.at.grant.role,
-});
+/** What the plugin claims for a model resource: its own resource's claim of the inputs the model's resource stands for. */
+const claimsMade = new WeakMap<Member, Claim>();
+export function claimOf(m: Member): Claim {
+    const made = claimsMade.get(m);
+    if (made) return made;
+    const parent = PARENTS[m.at.parent];
+    const shape = m.owns ? "Policy" : m.members ? "Binding" : "Member";
+    const resource = resources.find((r) => r.token === token("endpoints", `${PREFIX[parent.kind]}Iam${shape}`));
+    const where = parent.kind === "service" ? { serviceName: parent.serviceName } : { serviceName: parent.serviceName, consumerProject: parent.consumerProject };
+    const { role, member } = m.at.grant;
+    const inputs = m.owns ? { ...where, policyData: JSON.stringify(policyOf(grantsOf(m))) }
+        : m.members ? { ...where, role, members: m.members } : { ...where, role, member };
+    const claim = resource?.claimOf(toPropertyMap(inputs));
+    if (!claim) throw new Error(`the provider has no ${shape} claim for ${JSON.stringify(inputs)}`);
+    claimsMade.set(m, claim);
+    return claim;
+}
 const memberId = (m: Member) => m.owns ? parentName(PARENTS[m.at.parent]) : `${parentName(PARENTS[m.at.parent])} ${m.at.grant.role}${m.members ? "" : ` ${m.at.grant.member}`}`;
 
 export interface Checkpoint {
@@ -644,10 +658,11 @@ export class Stack {
                         // A Member whose grant another resource declares sends no request at all.
                         if (!authoritative(m) && kind === "delete" && keeps(m.at)) return "ok" as const;
                         // A Policy's Delete leaves the policy as it is where another Policy of the run manages it.
+                        // A Policy's Delete where another Policy of the run manages the parent removes only the grants
+                        // its own state holds that no resource declares, and leaves the rest to that Policy.
                         const manager = m.owns ? kept?.policy : undefined;
                         if (manager !== undefined) {
-                            outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} as it is: ${manager} manages it now`, kind: "other", unchecked: true } });
-                            return "ok" as const;
+                            outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} to ${manager}, which manages it now: only what this resource alone declared was removed`, kind: "other", unchecked: true } });
                         }
                         /**
                          * What the write changes in the policy as it is now: what it sets (a Member its grant, a Binding
@@ -656,8 +671,10 @@ export class Stack {
                          */
                         const changesNow = (): Change[] => {
                             const want = new Set(present ? grantsOf(m).map(placedKey) : []);
-                            const out: Change[] = this.iam.coveredBy(m.at.parent, claimOf(m))
-                                .filter((x) => !want.has(placedKey(x)) && !keeps(x)).map((at) => ({ at, present: false }));
+                            const gone = manager !== undefined
+                                ? grantsOf(m).filter((g) => this.iam.has(g) && kept?.declaredBy(grantKey(g.grant)) === undefined)
+                                : this.iam.coveredBy(m.at.parent, claimOf(m)).filter((x) => !want.has(placedKey(x)) && !keeps(x));
+                            const out: Change[] = gone.map((at) => ({ at, present: false }));
                             if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
                             return out;
                         };

@@ -2,7 +2,7 @@
 // violation, the case's seed, a shrunk transcript and the command that replays it; then how many cases reached each
 // named rule, and last the line `N cases, V violations`. Exits 0 exactly when V is 0. The same seed prints the same
 // output. `--case K` replays case K alone (with its transcript); `--off RULE[,RULE]` switches rules off (a rule that
-// matters lets the simulator find a violation); `--policies` draws Policies too (not yet among the default draws).
+// matters lets the simulator find a violation).
 
 import * as fs from "fs";
 import * as path from "path";
@@ -11,7 +11,7 @@ import { conform, Conformance } from "./conform";
 import { TRANSITIONS } from "./model";
 import type { Trace } from "./trace";
 import { RULE_NAMES, RuleName, Rules } from "../provider/journal/rules";
-import { Case, drawCase, ExtraDraws, knownIssue, runCase, Verdict } from "./case";
+import { Case, drawCase, knownIssue, runCase, Verdict } from "./case";
 
 /** The seed of case `k` of a run seeded `seed`. */
 export const caseSeed = (seed: number, k: number) => (Math.imul(seed >>> 0, 0x9e3779b1) + Math.imul(k + 1, 0x85ebca77)) >>> 0;
@@ -59,7 +59,7 @@ export interface SimResult {
 
 /** Runs `cases` cases from `seed`; `print` gets each line of the report as it is made. */
 export async function simulate(seed: number, cases: number, off: ReadonlySet<RuleName> = new Set(), print: (line: string) => void = () => undefined,
-    opts: { stopAt?: number; only?: number; draws?: ExtraDraws } = {}): Promise<SimResult> {
+    opts: { stopAt?: number; only?: number } = {}): Promise<SimResult> {
     const reached = new Map<RuleName, number>();
     const lines: string[] = [];
     const say = (l: string) => {
@@ -71,7 +71,7 @@ export async function simulate(seed: number, cases: number, off: ReadonlySet<Rul
     const known = new Map<string, number>();
     const ks = opts.only !== undefined ? [opts.only] : Array.from({ length: cases }, (_, k) => k);
     for (const k of ks) {
-        const c = drawCase(caseSeed(seed, k), true, opts.draws);
+        const c = drawCase(caseSeed(seed, k));
         const rules = new Rules(off);
         const v = await runCase(c, rules);
         ran++;
@@ -89,7 +89,7 @@ export async function simulate(seed: number, cases: number, off: ReadonlySet<Rul
         for (const more of small.v.violations.slice(1, 4)) say(`  also: ${more}`);
         say(`  command line ${c.commandKnown ? "known" : "unknown"}; shrunk transcript:`);
         for (const l of small.v.transcript) say(`    ${l}`);
-        say(`  replay: npm run sim -- --seed ${seed} --case ${k}${off.size ? ` --off ${[...off].join(",")}` : ""}${opts.draws?.policies ? " --policies" : ""}`);
+        say(`  replay: npm run sim -- --seed ${seed} --case ${k}${off.size ? ` --off ${[...off].join(",")}` : ""}`);
         if (opts.stopAt !== undefined && violations >= opts.stopAt) break;
     }
     return { cases: ran, violations, reached, lines, known };
@@ -128,7 +128,7 @@ export async function conformAll(dir: string, print: (line: string) => void): Pr
 }
 
 async function main(): Promise<void> {
-    const args = minimist(process.argv.slice(2), { string: ["off", "conform"], boolean: ["power", "policies"], default: { seed: 1, cases: 1000 } });
+    const args = minimist(process.argv.slice(2), { string: ["off", "conform"], boolean: ["power"], default: { seed: 1, cases: 1000 } });
     if (args.conform !== undefined) {
         const results = await conformAll(String(args.conform), (l) => console.log(l));
         process.exitCode = results.length > 0 && results.every((r) => !r.divergence) ? 0 : 1;
@@ -146,8 +146,7 @@ async function main(): Promise<void> {
         console.log(`${n} of ${caught.size} rules caught`);
         return;
     }
-    const draws: ExtraDraws = args.policies ? { policies: true } : {};
-    const result = await simulate(seed, cases, off, (l) => console.log(l), { draws, ...(args.case !== undefined ? { only: Number(args.case) } : {}) });
+    const result = await simulate(seed, cases, off, (l) => console.log(l), { ...(args.case !== undefined ? { only: Number(args.case) } : {}) });
     console.log("rules reached (cases):");
     for (const name of RULE_NAMES) console.log(`  ${name}: ${result.reached.get(name) ?? 0}`);
     for (const [issue, n] of [...result.known].sort()) console.log(`known issue ${issue}: ${n} cases with a violation (not counted)`);

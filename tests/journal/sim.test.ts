@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { RuleName, Rules } from "../../provider/journal/rules";
 import { Case, drawCase, knownIssue, runCase } from "../../sim/case";
 import { World } from "../../sim/machine";
-import { BINDING_ROLE, Command, Draws, GoogleFault, Member, providerUrn, Stack, Strike, urnOf } from "../../sim/model";
+import { BINDING_ROLE, Command, POLICY_PARENT, Draws, GoogleFault, Member, providerUrn, Stack, Strike, urnOf } from "../../sim/model";
 import { caseSeed, simulate } from "../../sim/sim";
 
 const grant = { parent: 0, grant: { role: "roles/viewer", member: "user:ann@example.com" } };
@@ -49,8 +49,8 @@ describe("the journal's simulator", function () {
         });
     }
 
-    it("draws Policies only when asked (`--policies`), the same for the same seed", async () => {
-        const policies = (k: number, policies: boolean) => drawCase(caseSeed(1, k), true, { policies }).initial.filter((m) => m.owns !== undefined);
+    it("draws Policies in some cases, from a stream of their own (the same for the same seed; none as drawn before the later draws)", async () => {
+        const policies = (k: number, later: boolean) => drawCase(caseSeed(1, k), later).initial.filter((m) => m.owns !== undefined);
         const ks = Array.from({ length: 50 }, (_, k) => k);
         expect(ks.some((k) => policies(k, true).length > 0)).to.equal(true);
         expect(ks.every((k) => policies(k, false).length === 0)).to.equal(true);
@@ -343,6 +343,37 @@ describe("the journal's simulator, with Bindings", function () {
         const c = base({ initial: [old, m], steps: [{
             program: [binding("bind1", ["bob"]), { ...m, at: { ...m.at, grant: { ...m.at.grant, member: "user:cy@example.com" } } }],
             command: { kind: "up", skipPreview: true }, strike: { kind: "unavailable", at: 2 }, then: [{ kind: "refresh", previewOnly: true }], revert: true,
+        }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
+});
+
+describe("the journal's simulator, with Policies", function () {
+    this.timeout(120_000);
+    const policy = (name: string, owns: [string, string][]): Member => {
+        const grants = owns.map(([role, user]) => ({ role, member: `user:${user}@example.com` }));
+        return { name, at: { parent: POLICY_PARENT, grant: grants[0] }, owns: grants, provider: "default" };
+    };
+
+    // Seed 1, case 9300: the model claimed a role for a Policy (the plugin claims none), so the journal took the
+    // refresh's record of the old Policy for another resource under the same URN, and went on saying "Pulumi's state
+    // still holds it" of the grant the new Policy's cut-off Create removed, after the old Policy's state lacked it.
+    it("one Policy replaced by another, the CLI killed after the new one's write, the README's recovery, the program reverted: no untrue note", async () => {
+        const c = base({ commandKnown: true, initial: [policy("pol0", [["roles/viewer", "cy"]])], steps: [{
+            program: [policy("pol1", [["roles/servicemanagement.serviceConsumer", "dee"], ["roles/viewer", "dee"]])],
+            command: { kind: "up", skipPreview: true }, strike: { kind: "kill-cli", at: 1 }, then: [], revert: true,
+        }] });
+        expect(await violationsOf(c)).to.deep.equal([]);
+    });
+
+    // Seed 3, case 371: Ctrl-C after the new Policy's Create left the stack holding both; after the revert the old one
+    // wrote nothing (its state as the program declares it), and the new one's Delete, leaving the policy to it, left
+    // the grant only the new one declared in IAM and in no state.
+    it("one Policy replaced by another, Ctrl-C after the new one's write, the program reverted: the new one's Delete removes what it alone declared", async () => {
+        const m: Member = { name: "m", at: { parent: 0, grant: { role: "roles/viewer", member: "user:dee@example.com" } }, provider: "default" };
+        const c = base({ commandKnown: true, initial: [policy("pol0", [["roles/viewer", "bob"]])], steps: [{
+            program: [policy("pol1", [["roles/viewer", "bob"], ["roles/servicemanagement.serviceConsumer", "cy"]]), m],
+            command: { kind: "up", skipPreview: true }, strike: { kind: "ctrl-c", at: 2 }, then: [], revert: true,
         }] });
         expect(await violationsOf(c)).to.deep.equal([]);
     });
