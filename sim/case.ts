@@ -169,7 +169,7 @@ function addAlong(d: Draws, c: { initial: Member[]; steps: Step[] }, first: Memb
 }
 
 /**
- * Policies, drawn after the rest from a stream of their own: in about a third of the cases, at most one in each
+ * Policies, drawn after the rest from a stream of their own: in about 30% of the cases, at most one in each
  * program, owning a parent no other resource touches, with one to three grants. A step may drop it, add or remove a
  * grant (an update), or put another Policy in its place (whose Create then sets the policy before the old one's
  * Delete, which leaves the policy to it); a `--target` may name one.
