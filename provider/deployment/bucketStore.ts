@@ -41,6 +41,10 @@ export class BucketStore<L> implements Store<L> {
     private renewing?: NodeJS.Timeout;
     private busy = false;
     private closed = false;
+    /** Objects of taken processes whose removal is under way (see take). */
+    private readonly removing = new Set<string>();
+    /** The processes this one took: what of them a listing still shows is going, not to be read (or taken) again. */
+    private readonly taken = new Set<string>();
 
     /** Opens the journal in the bucket, beside `local` (this process's file here, its header written); throws with the reason it cannot. */
     constructor(private readonly local: ProcessFile<L>, private readonly bucket: Bucket, private readonly folder: string,
@@ -146,7 +150,7 @@ export class BucketStore<L> implements Store<L> {
         const seen = new Map<string, Listed[]>();
         for (const o of items) {
             const rest = o.name.slice(this.folder.length + 1).split("/");
-            if (rest.length !== 2 || rest[0] === me || !/^[\w-]+$/.test(rest[0])) continue;
+            if (rest.length !== 2 || rest[0] === me || this.taken.has(rest[0]) || !/^[\w-]+$/.test(rest[0])) continue;
             seen.set(rest[0], [...(seen.get(rest[0]) ?? []), o]);
         }
         for (const id of [...this.remote.keys()]) if (!seen.has(id)) this.remote.delete(id); // removed by its writer or its taker
@@ -245,7 +249,27 @@ export class BucketStore<L> implements Store<L> {
             carry();
             if (this.closed) return false; // this file failed while carrying: the taken one stays, for another to take
         }
-        if (!this.failed) this.bucket.now([...names, claim].map((n) => this.bucket.remove(n)));
+        // The taken objects go while this process goes on (a burst of deletes it need not wait for): its first batch
+        // first, so that whatever a crash leaves of the rest, no reader reads it (a reader stops at the first batch
+        // it lacks). What is not gone by this process's close is removed then,
+        // in the same order.
+        this.taken.add(id);
+        if (!this.failed) {
+            const first = `${this.folder}/${id}/${seqName(0)}`;
+            const rest = [...names.filter((n) => n !== first), claim];
+            for (const n of [first, ...rest]) this.removing.add(n); // in this order, for the close's removal
+            const removed = (ns: string[]) => (answers: Answer[]) => ns.forEach((n, i) => {
+                if (answers[i]?.status === 204 || answers[i]?.status === 200 || answers[i]?.status === 404) this.removing.delete(n);
+            });
+            // Beside the log lane, not in it: the journal's own records do not wait behind them.
+            const ask = (ns: string[]) => this.bucket.later(ns.map((n) => this.bucket.remove(n, "free"))).then(removed(ns));
+            const rest1 = () => (this.removing.has(first) ? undefined : ask(rest)); // else all left for the close
+            if (names.includes(first)) void ask([first]).then(rest1);
+            else {
+                this.removing.delete(first);
+                void ask(rest);
+            }
+        }
         this.remote.delete(id);
         return true;
     }
@@ -261,6 +285,7 @@ export class BucketStore<L> implements Store<L> {
         if (this.renewing) clearInterval(this.renewing);
         if (!this.failed) {
             const budget = Math.min(this.bucket.budgetMs, 5000);
+            if (this.removing.size) this.bucket.now([...this.removing].map((n) => this.bucket.remove(n)), budget);
             if (remove) {
                 let names: string[] = [];
                 try {

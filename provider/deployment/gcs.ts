@@ -152,8 +152,8 @@ export class Bucket {
         };
     }
 
-    remove(name: string): Request {
-        return { method: "DELETE", url: this.object(name), headers: this.headers(), lane: "log" };
+    remove(name: string, lane: Request["lane"] = "log"): Request {
+        return { method: "DELETE", url: this.object(name), headers: this.headers(), lane };
     }
 
     /** Every object under `prefix`, with the server's clock as it answered, waiting for it; throws with the reason it cannot. */
