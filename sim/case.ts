@@ -90,12 +90,15 @@ const KILLS: StrikeKind[] = ["kill-plugin", "kill-cli", "crash-machine"];
  */
 function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     const d = new Draws(seed ^ 0x1a7e5);
+    // A stream of its own, so that the other later draws are what they were.
+    const agains = new Draws(seed ^ 0xc7c2);
     let before = initial;
     for (const s of steps) {
         if (s.strike && KILLS.includes(s.strike.kind)) {
             if (d.chance(0.2)) s.strike.torn = true;
             else if (d.chance(0.3)) s.strike.landsAfter = 1 + d.int(3);
         }
+        if (s.strike?.kind === "ctrl-c" && agains.chance(0.4)) s.strike.again = true;
         if (d.chance(0.3)) {
             const kind = d.pick(["conflict", "quota", "reset"] as const);
             const fault: GoogleFault = { kind, at: 1 + d.int(3), lands: d.chance(0.6) };
@@ -389,7 +392,9 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // Ctrl-C twice ended the CLI before it saved a Create that was answered (it stays pending, and is cleared): the
     // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
     // never made, an orphan no later run names.
-    if (stack.lostSave && violations.length && !known) known = "ctrl-c-twice-loses-an-answered-save";
+    // Only what that leaves: a grant in IAM and in no state (the resource never made held it), nothing else.
+    const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named/.test(v);
+    if (stack.lostSave && violations.length && violations.every(orphaned) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };

@@ -312,6 +312,11 @@ export interface Strike {
      * the journal's slack are past (IN_FLIGHT_SLACK_MS) or the user recovers.
      */
     landsAfter?: number;
+    /**
+     * A Ctrl-C (`kind` "ctrl-c") pressed again once the struck operation was answered: the engine stops at once, before
+     * it records that answer.
+     */
+    again?: boolean;
 }
 
 /**
@@ -333,7 +338,8 @@ export interface GoogleFault {
 }
 
 export function describeStrike(s: Strike): string {
-    const how = s.torn ? ", its record torn" : s.landsAfter !== undefined ? `, the write in flight (lands after ${s.landsAfter} reads)` : "";
+    const how = s.torn ? ", its record torn" : s.landsAfter !== undefined ? `, the write in flight (lands after ${s.landsAfter} reads)`
+        : s.again ? ", and again once that operation was answered" : "";
     return `strike: ${s.kind} at write ${s.at}${how}`;
 }
 
@@ -564,6 +570,8 @@ export class Stack {
         };
         let engineGone = false;
         let recordNothing = false;
+        /** A second Ctrl-C to come once the struck operation is answered (Strike.again). */
+        let secondCtrlC: { kind: string; m: Member } | undefined;
         let stopStarting = false;
         const diagnostics: Diagnostics = {
             warn: (message) => {
@@ -807,6 +815,7 @@ export class Stack {
                                 case "ctrl-c":
                                     for (const x of procs.values()) x.j.cancel();
                                     stopStarting = true;
+                                    if (hit.again) secondCtrlC = { kind, m };
                                     break;
                                 case "ctrl-c-twice":
                                     for (const x of procs.values()) {
@@ -828,6 +837,17 @@ export class Stack {
                     (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(read ? readFound.get(m.name) ?? m : m)));
                 // A killed process answers nothing: the engine sees its connection close.
                 if (!p.alive) throw new Error("the plugin died");
+                // The second Ctrl-C, once the answer reached the engine: it closes its plugins and records nothing more.
+                if (secondCtrlC !== undefined) {
+                    const { kind: was, m: struck } = secondCtrlC;
+                    secondCtrlC = undefined;
+                    for (const x of procs.values()) x.j.cancel();
+                    recordNothing = true;
+                    if (was === "create") this.checkpoint.pendingCreates.set(urnOf(struck.name), struck);
+                    // The answer came between the two: the engine never saved it (the known issue of a lost save).
+                    this.lostSave = true;
+                    this.log.push(`  ! ctrl-c again, after the answer to the ${was} of ${struck.name}`);
+                }
                 this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describeResource(m)}, ${m.provider}): ${result}`);
                 return result;
             } catch (e) {

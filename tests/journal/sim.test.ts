@@ -113,6 +113,34 @@ describe("the journal's simulator", function () {
         });
     }
 
+    // The second Ctrl-C may come after the first one's answer reached the engine: it closes its plugins before it saves
+    // that answer (Strike.again), so the Create stays pending, its grant in IAM.
+    it("a Ctrl-C, the struck Create answered, a second Ctrl-C: the engine keeps the Create pending, and the journal's next run names the grant", async () => {
+        const { stack } = await stackOf([member], [], false);
+        const out = await stack.command({ kind: "up", skipPreview: true }, { kind: "ctrl-c", at: 1, again: true });
+        expect(stack.iam.has(member.at)).to.equal(true);
+        expect(stack.checkpoint.resources.has(urnOf("m0"))).to.equal(false);
+        expect(stack.checkpoint.pendingCreates.has(urnOf("m0"))).to.equal(true);
+        expect(out.clean).to.equal(false);
+        // The README's recovery: the pending create cleared, then `pulumi up` (of another Member: an empty stack starts no plugin).
+        await stack.command({ kind: "refresh", skipPreview: true, clearPendingCreates: true });
+        stack.program = [{ name: "m1", at: { parent: 1, grant: grant.grant }, provider: "default" }];
+        const next = await stack.command({ kind: "up", skipPreview: true });
+        expect(next.said.some((s) => s.note.kind === "unrecorded" && s.note.at !== undefined && !s.untrue)).to.equal(true);
+    });
+
+    // The known issue of a save lost to Ctrl-C twice takes in only what it leaves (a grant in IAM that no state holds):
+    // counted so, every violation of such a case once was, and `ctrl-c-twice` switched off went uncaught. Seed 1, case
+    // 2104: Ctrl-C twice in a `pulumi destroy`, the save of an answered Delete lost; with the rule off the journal took
+    // the Delete for recorded, and the next `pulumi up` did not put the grant back.
+    it("the lost-save known issue takes in only orphans: with ctrl-c-twice off, seed 1 case 2104 is a violation", async () => {
+        const on = await simulate(1, 1, new Set(), () => undefined, { only: 2104 });
+        expect(on.violations).to.equal(0);
+        const off = await simulate(1, 1, new Set(["ctrl-c-twice"]), () => undefined, { only: 2104 });
+        expect(off.violations).to.equal(1);
+        expect(off.lines.join("\n")).to.match(/declared grant .* is not in IAM after a clean up/);
+    });
+
     for (const torn of [true, false]) {
         it(`a plugin killed ${torn ? "as it journals a write: the record's line is torn, readers skip it, and the write is never sent" : "after its write landed: the record stays"}`, async () => {
             const { stack, world } = await stackOf([member], [], false);
