@@ -285,7 +285,11 @@ export class BucketStore<L> implements Store<L> {
         if (this.renewing) clearInterval(this.renewing);
         if (!this.failed) {
             const budget = Math.min(this.bucket.budgetMs, 5000);
-            if (this.removing.size) this.bucket.now([...this.removing].map((n) => this.bucket.remove(n)), budget);
+            // What of the taken processes is not gone yet: each one's first batch, then the rest (see take).
+            const firsts = [...this.removing].filter((n) => n.endsWith(`/${seqName(0)}`));
+            for (const ns of [firsts, [...this.removing].filter((n) => !firsts.includes(n))]) {
+                if (ns.length) this.bucket.now(ns.map((n) => this.bucket.remove(n, "free")), budget);
+            }
             if (remove) {
                 let names: string[] = [];
                 try {
