@@ -665,7 +665,6 @@ export class Stack {
                         };
                         // A Member whose grant another resource declares sends no request at all.
                         if (!authoritative(m) && kind === "delete" && keeps(m.at)) return "ok" as const;
-                        // A Policy's Delete leaves the policy as it is where another Policy of the run manages it.
                         // A Policy's Delete where another Policy of the run manages the parent removes only the grants
                         // its own state holds that no resource declares, and leaves the rest to that Policy.
                         const manager = m.owns ? kept?.policy : undefined;

@@ -250,25 +250,19 @@ export class BucketStore<L> implements Store<L> {
             if (this.closed) return false; // this file failed while carrying: the taken one stays, for another to take
         }
         // The taken objects go while this process goes on (a burst of deletes it need not wait for): its first batch
-        // first, so that whatever a crash leaves of the rest, no reader reads it (a reader stops at the first batch
-        // it lacks). What is not gone by this process's close is removed then,
-        // in the same order.
+        // first, so that whatever a crash leaves of the rest, no reader reads it (a reader stops at the first batch it
+        // lacks); what is not gone by this process's close is removed then, in the same order.
         this.taken.add(id);
         if (!this.failed) {
-            const first = `${this.folder}/${id}/${seqName(0)}`;
+            const first = names.find((n) => n === `${this.folder}/${id}/${seqName(0)}`);
             const rest = [...names.filter((n) => n !== first), claim];
-            for (const n of [first, ...rest]) this.removing.add(n); // in this order, for the close's removal
-            const removed = (ns: string[]) => (answers: Answer[]) => ns.forEach((n, i) => {
-                if (answers[i]?.status === 204 || answers[i]?.status === 200 || answers[i]?.status === 404) this.removing.delete(n);
-            });
+            for (const n of first ? [first, ...rest] : rest) this.removing.add(n);
             // Beside the log lane, not in it: the journal's own records do not wait behind them.
-            const ask = (ns: string[]) => this.bucket.later(ns.map((n) => this.bucket.remove(n, "free"))).then(removed(ns));
-            const rest1 = () => (this.removing.has(first) ? undefined : ask(rest)); // else all left for the close
-            if (names.includes(first)) void ask([first]).then(rest1);
-            else {
-                this.removing.delete(first);
-                void ask(rest);
-            }
+            const ask = (ns: string[]) => this.bucket.later(ns.map((n) => this.bucket.remove(n, "free"))).then((answers) => ns.forEach((n, i) => {
+                if ([200, 204, 404].includes(answers[i]?.status ?? 0)) this.removing.delete(n);
+            }));
+            // The rest only once the first is gone; else all of it is left for the close.
+            void (first ? ask([first]) : Promise.resolve()).then(() => (first && this.removing.has(first) ? undefined : ask(rest)));
         }
         this.remote.delete(id);
         return true;
