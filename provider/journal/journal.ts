@@ -76,8 +76,6 @@ export class Journal {
     private readonly gathered = new Map<string, number>();
     private readonly warnedPairs = new Set<string>();
     private readonly known = new Knowledge();
-    /** Grants a write of this run removed, by parent name: a resource Checked after it that declares one puts it back. */
-    private readonly removedThisRun = new Map<string, Set<string>>();
     /** This process's answered operations' items, delivered once the engine is known to have them. */
     private readonly answeredItems = new Set<string>();
     /** Other resources' removals of grants an answered operation of this process set again (see removal-held-elsewhere). */
@@ -323,16 +321,9 @@ export class Journal {
                 this.known.learn(line, writer, run);
                 if (run !== this.run) continue;
                 if (line.op === "declare" && !this.own.has(line.urn)) this.claims.set(line.urn, line.claim);
-                // A write of this run, not one a process of it carried over from a dead one's file (its id names its
-                // writer): only that removed a grant "earlier in this run".
-                if (line.op === "wrote" && (line.id === undefined || line.id.startsWith(`${writer}:`))) this.noteRemoved(line.parent, line.removed);
             }
             this.gathered.set(peer.file, peer.lines.length);
         }
-    }
-
-    private noteRemoved(parent: Parent, removed: readonly Grant[] | undefined): void {
-        for (const g of removed ?? []) setOf(this.removedThisRun, parentName(parent)).add(grantKey(g));
     }
 
     /** Check: records what `urn` declares; returns, once per pair, a warning for each of two resources that fight. */
@@ -402,8 +393,8 @@ export class Journal {
     /**
      * The engine sent `urn`'s state, whose claim is `held`: the items it agrees with are settled. Returns, for a
      * Diff, what `declared` (the program's claim) must write so that IAM is as the program says: the grants the
-     * engine's state and IAM disagree on that the resource's Update sets, and the grants it declares that another
-     * write of this run removed (a Delete that ran before this resource's Check).
+     * engine's state and IAM disagree on that the resource's Update sets, and the grants its state holds that another
+     * resource's write removed (a Delete that ran before this resource's Check, or was cut off).
      */
     state(urn: string, held: Claim | undefined, declared?: Claim, replaced = false): { force: boolean; tell: string[] } {
         this.gather();
@@ -434,8 +425,6 @@ export class Journal {
         if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
-            // Answered in this run: the engine's record of it is that answer, settled at the run's end.
-            if (inHand?.has(item.key) && this.rules.fires("answer-waits-in-run")) continue;
             const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal of a grant another resource's state holds waits for that resource to put it back (see below).
             if (!inState && item.sign === "-" && this.heldByAnother(item) && this.rules.fires("removal-held-elsewhere")) continue;
@@ -483,14 +472,6 @@ export class Journal {
             }
         }
         if (settle.length) this.append({ op: "settled", items: settle });
-        if (declared) {
-            const removed = this.removedThisRun.get(declared.parent);
-            for (const g of declared.grants) {
-                if (!removed?.has(grantKey(g)) || !this.rules.fires("removed-earlier-in-run")) continue;
-                reasons.push(`${describeGrant(g)} on ${declared.parent} was removed earlier in this run by another resource's ` +
-                    "Delete (before this resource was checked); this update puts it back");
-            }
-        }
         // Said once per process (a Diff is asked again for the update after the preview's).
         const tell = reasons.filter((r) => !this.forcedSaid.has(`${urn}\n${r}`));
         for (const r of tell) this.forcedSaid.add(`${urn}\n${r}`);
@@ -508,7 +489,6 @@ export class Journal {
         const id = `${this.self.id}:${n}`;
         this.append({ op: "wrote", n, id, urn, parent, provider: this.providerId, added, removed, until, ...(resourceId ? { resourceId } : {}),
             ...(before.etag ? { etag: before.etag } : {}) });
-        this.noteRemoved(parent, removed);
         this.writing.add(id);
         return id;
     }

@@ -8,10 +8,6 @@ export const RULES = {
         says: "A request carrying the resource's state (Diff, Update, Delete, refresh) that agrees with an item settles it: the state holds an added grant, or lacks a removed one.",
         heldBy: ["tests/deployment/deployment.test.ts", "sim"],
     },
-    "answer-waits-in-run": {
-        says: "An item answered in this run is not settled by a later request of the run: the engine's record of it is that answer, settled at the run's end.",
-        heldBy: ["tests/deployment/deployment.test.ts", "sim"],
-    },
     "read-answer-is-no-word": {
         says: "A Diff after a Read of its resource in the run, or in a previewing run with --refresh, carries the Read's answer, not what the engine keeps: it settles nothing.",
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
@@ -35,10 +31,6 @@ export const RULES = {
     "held-by-stack": {
         says: "A state that holds a grant settles the additions of that grant journaled for other resources: it is in a state now.",
         heldBy: ["tests/deployment/deployment.test.ts (a grant written for a resource whose Create was cut off, then held by another)", "sim"],
-    },
-    "removed-earlier-in-run": {
-        says: "A resource whose grant a Delete earlier in the run removed (before its Check) is updated to put it back; a write carried over from a dead process is no write of the run.",
-        heldBy: ["tests/deployment/deployment.test.ts (a Delete that runs before a later resource's Check)", "tests/journal/sim.test.ts (after `pulumi stack rename`, a deleteBeforeReplace Member replaced before its twin's Check)", "sim"],
     },
     "removal-held-elsewhere": {
         says: "A removal of a grant another resource's state still holds (its own Delete failed or was cut off) stays open, and that resource's Diff asks for an update that puts it back.",
