@@ -22,6 +22,11 @@ export interface Step {
     revert: boolean;
     /** A `pulumi preview` runs beside the command, at its `beside`-th write (applied, not yet answered). */
     beside?: number;
+    /**
+     * That preview, which read the state as the command began, sends its Diffs once the command's operations are over:
+     * before its plugins close ("open"), or once the command has ended ("ended").
+     */
+    besideLate?: "open" | "ended";
     /** Minutes pass before the command: another process's write is long over (see IN_FLIGHT_SLACK_MS). */
     later?: boolean;
 }
@@ -90,8 +95,9 @@ const KILLS: StrikeKind[] = ["kill-plugin", "kill-cli", "crash-machine"];
  */
 function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     const d = new Draws(seed ^ 0x1a7e5);
-    // A stream of its own, so that the other later draws are what they were.
+    // Streams of their own, so that the other later draws are what they were.
     const agains = new Draws(seed ^ 0xc7c2);
+    const lates = new Draws(seed ^ 0xbe51);
     let before = initial;
     for (const s of steps) {
         if (s.strike && KILLS.includes(s.strike.kind)) {
@@ -99,6 +105,7 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
             else if (d.chance(0.3)) s.strike.landsAfter = 1 + d.int(3);
         }
         if (s.strike?.kind === "ctrl-c" && agains.chance(0.4)) s.strike.again = true;
+        if (s.beside !== undefined && lates.chance(0.5)) s.besideLate = lates.chance(0.5) ? "open" : "ended";
         if (d.chance(0.3)) {
             const kind = d.pick(["conflict", "quota", "reset"] as const);
             const fault: GoogleFault = { kind, at: 1 + d.int(3), lands: d.chance(0.6) };
@@ -355,6 +362,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
             stack.log.push("  (ten minutes later)");
         }
         stack.besideAt = step.beside;
+        stack.besideLate = step.besideLate;
         const out = await run(`step ${i + 1}`, step.command, step.strike, step.google);
         stack.besideAt = undefined;
         lastNotes = out.said;

@@ -456,6 +456,10 @@ export class Stack {
     private run = 0;
     /** The write (of the next command's recording run) at which a `pulumi preview` runs beside it (see previewBeside). */
     besideAt?: number;
+    /** Whether that preview, which read the state as the command began, sends its Diffs once the command's operations are over (Step.besideLate). */
+    besideLate?: "open" | "ended";
+    /** The resource at whose write a preview began that sends its Diffs once the command has ended. */
+    private besideEnded?: string;
     /** Writes applied whose operation is still under way in a live process (`urn|placedKey`): no operation stopped. */
     private readonly underway = new Set<string>();
     /** The checkpoint a preview beside a command reads: the state as that command began, or as it is now. */
@@ -549,6 +553,13 @@ export class Stack {
             await this.engineRun(c, cli, argvKnown, true, undefined, outcome);
         }
         if (!outcome.struck) await this.engineRun(c, cli, argvKnown, c.kind === "preview" || c.previewOnly === true, strike, outcome, fault);
+        // A preview begun beside the command sends its Diffs once it has ended (unless the machine went down with it).
+        const ended = this.besideEnded;
+        this.besideEnded = undefined;
+        if (ended !== undefined && !(outcome.struck && strike?.kind === "crash-machine")) {
+            this.pass(1000);
+            await this.previewBeside(ended, [], outcome);
+        }
         for (const s of outcome.said) this.log.push(`  ${s.untrue ? "UNTRUE " : ""}said: ${s.note.text.slice(0, 400)}`);
         return outcome;
     }
@@ -572,6 +583,8 @@ export class Stack {
         let recordNothing = false;
         /** A second Ctrl-C to come once the struck operation is answered (Strike.again). */
         let secondCtrlC: { kind: string; m: Member } | undefined;
+        /** The resource whose write a preview beside the command began at, to send its Diffs at the end (Stack.besideLate). */
+        let besideAtEnd: string | undefined;
         let stopStarting = false;
         const diagnostics: Diagnostics = {
             warn: (message) => {
@@ -798,7 +811,10 @@ export class Stack {
                         } else if (!applied) {
                             this.iam.apply(changes);
                         }
-                        if (this.besideAt === n && !preview) await this.previewBeside(urnOf(m.name), changes.map((c) => c.at), outcome);
+                        if (this.besideAt === n && !preview) {
+                            if (this.besideLate) besideAtEnd = urnOf(m.name);
+                            else await this.previewBeside(urnOf(m.name), changes.map((c) => c.at), outcome);
+                        }
                         if (hit) {
                             this.log.push(`  ! ${hit.kind} ${hit.landsAfter !== undefined ? `while the write of ${what} is in flight` : `after ${what} was applied`}`);
                             outcome.struck = hit.kind !== "lost-answer";
@@ -857,7 +873,7 @@ export class Stack {
 
         if (!preview) this.unsaved = undefined;
         // A preview beside this command may have read the state as it began (drawn): its Diffs come later.
-        if (!preview && this.besideAt !== undefined) this.besideReads = this.draws.chance(0.5) ? copyCheckpoint(this.checkpoint) : undefined;
+        if (!preview && this.besideAt !== undefined) this.besideReads = this.draws.chance(0.5) || this.besideLate ? copyCheckpoint(this.checkpoint) : undefined;
         const record = (f: () => void) => {
             if (!engineGone && !recordNothing && !preview) {
                 this.unsaved = copyCheckpoint(this.checkpoint);
@@ -929,6 +945,13 @@ export class Stack {
                 };
                 if (parallel) await Promise.all(order.map(one));
                 else for (const m of order) await one(m);
+            }
+            // A preview that began beside a write of this command, reading the state as the command began, sends its
+            // Diffs once the command's operations are over, before its plugins close.
+            if (besideAtEnd !== undefined && this.besideLate === "ended") this.besideEnded = besideAtEnd;
+            else if (besideAtEnd !== undefined && !engineGone) {
+                this.pass(1000);
+                await this.previewBeside(besideAtEnd, [], outcome);
             }
         } finally {
             // The engine closes its plugins: a Cancel each, then their shutdown (the server's drain and close).
@@ -1075,8 +1098,9 @@ export class Stack {
 
     /**
      * A `pulumi preview` in another terminal while this command's write to `at` for `urn` is applied and its
-     * operation not yet answered: its plugins start, read the folder and send their Checks and Diffs while the
-     * writer is alive and mid-write (the preview takes no lock on the stack; it reads the state as it begins).
+     * operation not yet answered (or, `at` empty, once the command's operations are over): its plugins start, read the folder and send
+     * their Checks and Diffs while the writer is alive (the preview takes no lock on the stack; it reads the state as
+     * it begins, which may be before this command began).
      */
     private async previewBeside(urn: string, at: Placed[], outcome: CommandOutcome): Promise<void> {
         this.besideAt = undefined;
@@ -1085,7 +1109,7 @@ export class Stack {
         const keys = at.map((p) => `${urn}|${placedKey(p)}`);
         for (const key of keys) this.underway.add(key);
         const cmd: Command = { kind: "preview" };
-        this.log.push(`  $ ${argvOf(cmd).join(" ")}   [beside, while ${nameOf(urn)}'s write is under way]`);
+        this.log.push(`  $ ${argvOf(cmd).join(" ")}   [beside, ${at.length ? `while ${nameOf(urn)}'s write is under way` : `begun at ${nameOf(urn)}'s write, its Diffs once the command${this.besideLate === "ended" ? " has ended" : "'s operations are over"}`}]`);
         const side: CommandOutcome = { said: [], struck: false, clean: true, plugins: 0 };
         const reads = this.besideReads;
         this.besideReads = undefined;

@@ -24,7 +24,8 @@ async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v
         ...x.steps.map((_, i) => ({ ...x, steps: x.steps.filter((__, k) => k !== i) })),
         ...x.steps.flatMap((s, i) => s.then.map((_, t) => ({ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, then: y.then.filter((__, u) => u !== t) } : y)) }))),
         ...x.steps.flatMap((s, i) => (s.revert ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, revert: false } : y)) }] : [])),
-        ...x.steps.flatMap((s, i) => (s.beside ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, beside: undefined } : y)) }] : [])),
+        ...x.steps.flatMap((s, i) => (s.beside ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, beside: undefined, besideLate: undefined } : y)) }] : [])),
+        ...x.steps.flatMap((s, i) => (s.besideLate ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, besideLate: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.later ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, later: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.google ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, google: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.strike && (s.strike.torn || s.strike.landsAfter !== undefined || s.strike.again)

@@ -121,10 +121,6 @@ export class Journal {
     }
 
     /**
-     * Whether this run may be a preview: one it knows of (previewRun), or the first run of a command that previews
-     * first, which nothing has shown to be its update. A preview does not send the resources it would delete.
-     */
-    /**
      * The CLI's command line could not be read (Windows, a plugin attached with PULUMI_DEBUG_PROVIDERS): any run may be
      * a preview, or leave resources out, as far as this process can tell.
      */
@@ -132,6 +128,10 @@ export class Journal {
         return this.command.preview === undefined;
     }
 
+    /**
+     * Whether this run may be a preview: one it knows of (previewRun), or the first run of a command that previews
+     * first, which nothing has shown to be its update. A preview does not send the resources it would delete.
+     */
     private get mayBePreview(): boolean {
         return this.previewRun || (this.command.previewsFirst === true && !this.laterRun && !this.sawUpdate);
     }
@@ -264,6 +264,10 @@ export class Journal {
             if (peer.takenBy !== undefined && live.has(peer.takenBy)) continue; // being carried over right now
             const writer = peer.writer?.id ?? peer.file;
             const sameRun = runOf(peer) === this.run;
+            // A dead process of a run that goes on (a plugin killed in an `up` a preview runs beside) is that run's:
+            // its answers are in that run's hands, which lines carried into another run's file no longer show.
+            if (!sameRun && this.view.peers.some((q) => q !== peer && runOf(q) === runOf(peer) && q.alive && !closedIn(q)) &&
+                this.rules.fires("dead-peer-left-to-its-run")) continue;
             const carry: Line[] = [];
             for (const l of peer.lines) {
                 if (l.op === "wrote") {
@@ -425,6 +429,9 @@ export class Journal {
         if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
+            // A preview's olds were read as it began, maybe before this item's answer (an `up` beside it): no word on it.
+            const answered = this.known.answered.has(item.key);
+            if (answered && this.previewRun && this.rules.fires("preview-olds-predate-answers")) continue;
             const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal of a grant another resource's state holds waits for that resource to put it back (see below).
             if (!inState && item.sign === "-" && this.heldByAnother(item) && this.rules.fires("removal-held-elsewhere")) continue;
@@ -432,7 +439,8 @@ export class Journal {
                 settle.push(item.key);
                 continue;
             }
-            if (!declared || !covers(declared, item.grant) || !this.rules.fires("diff-forces-program")) continue;
+            // The update writes the declared parent only: where that is another (a replacement), the old's Delete has its say.
+            if (!declared || declared.parent !== held.parent || !covers(declared, item.grant) || !this.rules.fires("diff-forces-program")) continue;
             // A write whose process still runs is under way (a live `pulumi up` beside this preview), not cut off:
             // its own run records it.
             if (writerOf(item.entry) !== this.self.id && (live ??= this.livePeers()).has(writerOf(item.entry)) &&
@@ -440,11 +448,14 @@ export class Journal {
             const wanted = declared.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal the program agrees with: the state still lists it, so the Diff shows the change anyway.
             if (item.sign === "-" && !wanted) continue;
+            // Where the command line is unknown, a Diff not yet shown to be an update's may be a preview's, whose olds
+            // may predate the answer: that the operation stopped before Pulumi recorded it is then only what may be.
+            const stopped = answered && this.unknownCommand && !this.sawUpdate && this.rules.fires("preview-olds-predate-answers")
+                ? "that may have stopped before Pulumi recorded it" : "that stopped before Pulumi recorded it";
             reasons.push(item.sign === "+"
-                ? `${describeGrant(item.grant)} was written to ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
+                ? `${describeGrant(item.grant)} was written to ${held.parent} by an operation ${stopped}; ` +
                   (wanted ? "this update records it" : "the program does not declare it, so this update removes it")
-                : `${describeGrant(item.grant)} was removed from ${held.parent} by an operation that stopped before Pulumi recorded it; ` +
-                  "this update puts it back");
+                : `${describeGrant(item.grant)} was removed from ${held.parent} by an operation ${stopped}; this update puts it back`);
         }
         // A grant this resource's state holds is held by the stack, whichever resource a journaled write added it
         // for (one grant declared twice, an orphan another resource took up): no longer in no state.

@@ -16,6 +16,10 @@ export const RULES = {
         says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (any Diff may be a preview's), a Diff's state does not replace what a live process of another run noted.",
         heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant)", "sim"],
     },
+    "preview-olds-predate-answers": {
+        says: "A preview's olds were read as it began and may predate an answer given since (an `up` beside it): an answered item is neither settled nor forced by them; where the command line is unknown (a Diff not yet shown to be an update's may be a preview's), a Diff's reason for an answered item says it may.",
+        heldBy: ["tests/journal/sim.test.ts (a preview beside an `up` whose plugin dies, its Diffs after the up's answers)", "sim"],
+    },
     "pending-replacement-holds-nothing": {
         says: "A Diff's olds of a resource whose Delete was answered, under a URN the program now declares as another resource (a deleteBeforeReplace replacement not yet recorded), hold nothing: the engine keeps the deleted resource until its replacement is recorded.",
         heldBy: ["tests/journal/sim.test.ts (seed 1, case 18275)", "sim"],
@@ -83,6 +87,10 @@ export const RULES = {
     "partial-run-silent": {
         says: "An item left to its resource's request is not said at the end of a run that may not send every resource (a --target or --exclude run, an import, a preview); a removal is never said so.",
         heldBy: ["tests/deployment/deployment.test.ts (a Create answered after the engine's Cancel, then `pulumi up --target`)", "tests/e2e/deployment.test.ts", "sim"],
+    },
+    "dead-peer-left-to-its-run": {
+        says: "A dead process's file is not taken by a process of another run while a process of its own run still runs: its answers are in that run's hands, which lines carried into another run's file no longer show.",
+        heldBy: ["tests/journal/sim.test.ts (a preview beside an `up` whose plugin dies, its Diffs after the up's answers)", "sim"],
     },
     "own-provider-says": {
         says: "What was written through a provider another process of the run serves is that process's to check and say.",

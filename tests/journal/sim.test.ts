@@ -242,6 +242,55 @@ describe("the journal's simulator", function () {
         expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.deep.equal([]);
     });
 
+    // A preview that read the state before an `up` replaced one of two twins sends its Diffs once the up has ended:
+    // its olds name the replaced Member's old grant, which no state holds any more. Taken as held, a later Delete of
+    // the other twin left that grant to the replaced one, in IAM and in no state.
+    for (const known of [true, false]) {
+        it(`a preview's Diffs after an \`up\` replaced one of two twins (command line ${known ? "known" : "unknown"}), then \`destroy --target\` of the other: the grant goes`, async () => {
+            const bob = { parent: 0, grant: { role: "roles/viewer", member: "user:bob@example.com" } };
+            const c = base({ commandKnown: known, steps: [
+                { program: [{ ...twins[0], at: bob }, twins[1]], command: { kind: "up", skipPreview: true }, beside: 1, besideLate: "ended", then: [], revert: false },
+                { program: [{ ...twins[0], at: bob }], command: { kind: "destroy", skipPreview: true, targets: [urnOf("b")] }, then: [], revert: false },
+            ] });
+            expect(await violationsOf(c)).to.deep.equal([]);
+            // Where the command line is known, the preview holds nothing either (preview-holds-nothing); where it is
+            // not, and the up has ended, only the rule that olds of a replaced resource hold nothing keeps it.
+            const off: RuleName[] = known ? ["pending-replacement-holds-nothing", "preview-holds-nothing"] : ["pending-replacement-holds-nothing"];
+            expect(await violationsOf(c, off), "switched off").to.not.deep.equal([]);
+        });
+    }
+
+    // Found by the simulator once a preview beside an `up` could send its Diffs after the up's operations (seed 1,
+    // cases 539, 1674 and 3815): it read the state as the up began, so its olds predate the up's answers.
+    describe("a preview beside an `up` whose plugin dies, its Diffs after the up's answers", () => {
+        const at = (parent: number, member: string) => ({ parent, grant: { role: "roles/viewer", member: `user:${member}@example.com` } });
+        const binding = (members: string[], parent = 0, provider: "default" | "explicit" = "default"): Member => ({
+            name: "bind", at: { parent, grant: { role: BINDING_ROLE, member: `user:${members[0]}@example.com` } }, members: members.map((m) => `user:${m}@example.com`), provider,
+        });
+        const up = (program: Member[], strikeAt: number): Case["steps"][number] => ({
+            program, command: { kind: "up", skipPreview: true }, strike: { kind: "kill-plugin", at: strikeAt }, beside: 1, besideLate: "open", then: [], revert: false,
+        });
+        for (const known of [true, false]) {
+            const line = known ? "known" : "unknown";
+            it(`the explicit provider's plugin killed after two Creates answered (command line ${line}): the preview takes no file of the live up, and nothing untrue is said`, async () => {
+                const d: Member = { name: "d", at: at(0, "dee"), provider: "default" };
+                const c = base({ commandKnown: known, initial: [d], steps: [up([d, { name: "b", at: at(0, "bob"), provider: "explicit" }, { name: "c", at: at(1, "cy"), provider: "explicit" }], 2)] });
+                expect(await violationsOf(c)).to.deep.equal([]);
+                if (known) expect(await violationsOf(c, ["dead-peer-left-to-its-run"]), "the rule switched off").to.not.deep.equal([]);
+            });
+            it(`a Binding's update answered, the plugin killed at the next write (command line ${line}): the preview's older olds say nothing untrue of it`, async () => {
+                const c = base({ commandKnown: known, initial: [binding(["ann"])], steps: [up([binding(["ann", "bob"]), { name: "m", at: at(1, "ann"), provider: "default" }], 2)] });
+                expect(await violationsOf(c)).to.deep.equal([]);
+                expect(await violationsOf(c, ["preview-olds-predate-answers"]), "the rule switched off").to.not.deep.equal([]);
+            });
+            it(`a Binding moved to another parent, its old's Delete cut off (command line ${line}): the preview's Diff of the old parent asks no update to put members back there`, async () => {
+                const m: Member = { name: "m", at: at(1, "ann"), provider: "default" };
+                const c = base({ commandKnown: known, initial: [binding(["cy", "dee"], 1, "explicit"), m], steps: [up([binding(["cy", "dee"], 0, "explicit"), m], 2)] });
+                expect(await violationsOf(c)).to.deep.equal([]);
+            });
+        }
+    });
+
     // The case the simulator found (seed 19, case 6517), replayed: twins of one grant through two providers; after
     // cut-off Deletes, an `up` runs one twin's deleteBeforeReplace replacement before the other's Check, and that
     // Delete's answer (which puts no grant back) was taken to settle the removal the other's Diff must put back.
