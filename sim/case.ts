@@ -98,6 +98,7 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     // Streams of their own, so that the other later draws are what they were.
     const agains = new Draws(seed ^ 0xc7c2);
     const lates = new Draws(seed ^ 0xbe51);
+    const aims = new Draws(seed ^ 0xd1f5);
     let before = initial;
     for (const s of steps) {
         if (s.strike && KILLS.includes(s.strike.kind)) {
@@ -106,6 +107,10 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
         }
         if (s.strike?.kind === "ctrl-c" && agains.chance(0.4)) s.strike.again = true;
         if (s.beside !== undefined && lates.chance(0.5)) s.besideLate = lates.chance(0.5) ? "open" : "ended";
+        // A strike aimed at the Create of a deleteBeforeReplace replacement, after its old's Delete: a rare moment the
+        // engine keeps the deleted old in its state (pending replacement) until the new one is recorded.
+        const replacedFirst = s.program.some((m) => m.deleteBeforeReplace && before.some((b) => b.name === m.name && placedKey(b.at) !== placedKey(m.at)));
+        if (s.strike && replacedFirst && aims.chance(0.4)) s.strike.afterDeleteFirst = true;
         if (d.chance(0.3)) {
             const kind = d.pick(["conflict", "quota", "reset"] as const);
             const fault: GoogleFault = { kind, at: 1 + d.int(3), lands: d.chance(0.6) };
@@ -400,8 +405,9 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // Ctrl-C twice ended the CLI before it saved a Create that was answered (it stays pending, and is cleared): the
     // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
     // never made, an orphan no later run names.
-    // Only what that leaves: a grant in IAM and in no state (the resource never made held it), nothing else.
-    const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named/.test(v);
+    // Only what that leaves: a grant in IAM and in no state (the resource never made held it), and the Delete's
+    // warning that it left the grant to that resource; nothing else.
+    const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named|a Delete says it left .* which neither the program nor the engine's state holds it for/.test(v);
     if (stack.lostSave && violations.length && violations.every(orphaned) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";

@@ -317,6 +317,11 @@ export interface Strike {
      * it records that answer.
      */
     again?: boolean;
+    /**
+     * Aimed at the write of a deleteBeforeReplace replacement's Create, right after its old's Delete, in place of the
+     * `at`-th write (the run is then struck there or not at all).
+     */
+    afterDeleteFirst?: boolean;
 }
 
 /**
@@ -340,7 +345,7 @@ export interface GoogleFault {
 export function describeStrike(s: Strike): string {
     const how = s.torn ? ", its record torn" : s.landsAfter !== undefined ? `, the write in flight (lands after ${s.landsAfter} reads)`
         : s.again ? ", and again once that operation was answered" : "";
-    return `strike: ${s.kind} at write ${s.at}${how}`;
+    return `strike: ${s.kind} at ${s.afterDeleteFirst ? "the Create after a deleteBeforeReplace Delete" : `write ${s.at}`}${how}`;
 }
 
 export function describeFault(f: GoogleFault): string {
@@ -458,6 +463,8 @@ export class Stack {
     besideAt?: number;
     /** Whether that preview, which read the state as the command began, sends its Diffs once the command's operations are over (Step.besideLate). */
     besideLate?: "open" | "ended";
+    /** Whether the next write is a deleteBeforeReplace replacement's Create, right after its old's Delete (Strike.afterDeleteFirst). */
+    private deletedFirst = false;
     /** The resource at whose write a preview began that sends its Diffs once the command has ended. */
     private besideEnded?: string;
     /** Writes applied whose operation is still under way in a live process (`urn|placedKey`): no operation stopped. */
@@ -672,7 +679,10 @@ export class Stack {
                         const keeps = (at: Placed): boolean => {
                             const keeper = kept?.declaredBy(grantKey(at.grant));
                             if (keeper === undefined) return false;
-                            if (!leftOnce.has(placedKey(at))) outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true } });
+                            if (!leftOnce.has(placedKey(at))) {
+                                outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true },
+                                    untrue: this.untrueLeft(keeper, at) });
+                            }
                             leftOnce.add(placedKey(at));
                             return true;
                         };
@@ -724,7 +734,8 @@ export class Stack {
                         let rmw = readPolicy();
                         let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
                         const n = ++writes;
-                        const hit = strike?.at === n ? strike : undefined;
+                        const hit = strike && (strike.afterDeleteFirst ? this.deletedFirst : strike.at === n) ? strike : undefined;
+                        this.deletedFirst = false;
                         const what = `${kind} of ${m.name}`;
                         /** A kill: of the plugin, or of the CLI and every plugin (the machine's crash loses what is not on disk, too). */
                         const die = (k: StrikeKind): Error => {
@@ -997,7 +1008,10 @@ export class Stack {
             record(() => this.checkpoint.resources.set(urn, { ...step.old!, pendingReplacement: true }));
             if (halted()) return false;
             if (unsent(step.m.name, "Create")) return true;
-            if ((await op(step.m, "create", undefined, "register")) === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
+            this.deletedFirst = true;
+            const created = await op(step.m, "create", undefined, "register");
+            this.deletedFirst = false;
+            if (created === "ok") record(() => this.checkpoint.resources.set(urn, step.m));
             return true;
         };
         for (const m of program) {
@@ -1145,6 +1159,18 @@ export class Stack {
             return undefined;
         }
         return `names a grant the plugin never wrote: ${why}`;
+    }
+
+    /**
+     * Whether a Delete's warning that it left `at` to `keeper` is untrue as it is said: where neither the program
+     * declares that grant for it nor the engine's saved state of it holds the grant (one deleted already for its
+     * replacement holds nothing), no one keeps it.
+     */
+    private untrueLeft(keeper: string, at: Placed): string | undefined {
+        if (this.program.some((m) => urnOf(m.name) === keeper && holdsGrant(m, at))) return undefined;
+        const held = this.saved.resources.get(keeper);
+        if (held && !held.pendingReplacement && holdsGrant(held, at)) return undefined;
+        return `a Delete says it left ${describePlaced(at)} to ${nameOf(keeper)}, which neither the program nor the engine's state holds it for`;
     }
 
     /** A second Ctrl-C ended the CLI before it saved the last step that ended: the checkpoint is as before it. */

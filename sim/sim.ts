@@ -28,7 +28,7 @@ async function shrink(c: Case, off: ReadonlySet<RuleName>): Promise<{ c: Case; v
         ...x.steps.flatMap((s, i) => (s.besideLate ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, besideLate: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.later ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, later: undefined } : y)) }] : [])),
         ...x.steps.flatMap((s, i) => (s.google ? [{ ...x, steps: x.steps.map((y, k) => (k === i ? { ...y, google: undefined } : y)) }] : [])),
-        ...x.steps.flatMap((s, i) => (s.strike && (s.strike.torn || s.strike.landsAfter !== undefined || s.strike.again)
+        ...x.steps.flatMap((s, i) => (s.strike && (s.strike.torn || s.strike.landsAfter !== undefined || s.strike.again || s.strike.afterDeleteFirst)
             ? [{ ...x, steps: x.steps.map((y, k) => (k === i && y.strike ? { ...y, strike: { kind: y.strike.kind, at: y.strike.at } } : y)) }] : [])),
         ...x.foreign.map((_, i) => ({ ...x, foreign: x.foreign.filter((__, k) => k !== i) })),
         ...(x.upgrade ? [{ ...x, upgrade: false }] : []),
