@@ -300,6 +300,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     stack.commandKnown = c.commandKnown;
     const violations: string[] = [];
     let unprotected = c.storage.unusable === true;
+    /** How many violations came before the command in which the journal said it cannot keep its files. */
+    let beforeUnprotected = 0;
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
     const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].flatMap(grantsOf).map(placedKey));
     const foreign = c.foreign.filter((f) => !declaredEver.has(placedKey(f)));
@@ -318,7 +320,10 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
         // A write of an earlier command that landed in this one is that command's: judged by the commands after.
         const late = (p: Placed) => stack.iam.landedLate.has(placedKey(p));
         for (const s of out.said) if (s.note.kind === "left" && s.note.at) leftSoFar.add(placedKey(s.note.at));
-        if (out.said.some((s) => s.note.kind === "unusable")) unprotected = true;
+        if (!unprotected && out.said.some((s) => s.note.kind === "unusable")) {
+            unprotected = true;
+            beforeUnprotected = violations.length;
+        }
         const fail = (what: string) => violations.push(`${label}: ${cmd.kind}${cmd.targets ? " --target" : ""}: ${what}`);
         for (const s of out.said) if (s.untrue) fail(`a note untrue when said: ${s.untrue}`);
         for (const f of foreign) if (!stack.iam.has(f)) fail(`a grant no resource declares was removed: ${describePlaced(f)}`);
@@ -410,7 +415,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named|a Delete says it left .* which neither the program nor the engine's state holds it for/.test(v);
     if (stack.lostSave && violations.length && violations.every(orphaned) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
-    if (unprotected && violations.length && !known) known = "storage-refused-notes-may-be-stale";
+    // Only what comes from the command in which it said so on: an earlier violation is no stale note.
+    if (unprotected && violations.length && beforeUnprotected === 0 && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };
 }
 
