@@ -99,6 +99,7 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
     const agains = new Draws(seed ^ 0xc7c2);
     const lates = new Draws(seed ^ 0xbe51);
     const aims = new Draws(seed ^ 0xd1f5);
+    const deaths = new Draws(seed ^ 0xdea7);
     let before = initial;
     for (const s of steps) {
         if (s.strike && KILLS.includes(s.strike.kind)) {
@@ -107,6 +108,13 @@ function drawLater(seed: number, initial: Member[], steps: Step[]): void {
         }
         if (s.strike?.kind === "ctrl-c" && agains.chance(0.4)) s.strike.again = true;
         if (s.beside !== undefined && lates.chance(0.5)) s.besideLate = lates.chance(0.5) ? "open" : "ended";
+        // A plugin's kill aimed at its second write while another plugin of the run lives on, a late preview begun at
+        // the run's first write: the preview's Diffs come while that plugin's answers are in the live run's hands.
+        if (s.strike?.kind === "kill-plugin" && deaths.chance(0.15)) {
+            s.strike.afterOwnWrite = true;
+            s.beside = 1;
+            s.besideLate = deaths.chance(0.5) ? "open" : "ended";
+        }
         // A strike aimed at the Create of a deleteBeforeReplace replacement, after its old's Delete: a rare moment the
         // engine keeps the deleted old in its state (pending replacement) until the new one is recorded.
         const replacedFirst = s.program.some((m) => m.deleteBeforeReplace && before.some((b) => b.name === m.name && placedKey(b.at) !== placedKey(m.at)));
@@ -302,6 +310,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     let unprotected = c.storage.unusable === true;
     /** How many violations came before the command in which the journal said it cannot keep its files. */
     let beforeUnprotected = 0;
+    /** Whether a note was untrue of what the command that said it had itself recorded (see storage-refused below). */
+    let staleWithin = false;
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
     const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].flatMap(grantsOf).map(placedKey));
     const foreign = c.foreign.filter((f) => !declaredEver.has(placedKey(f)));
@@ -316,7 +326,10 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     /** Runs a command and judges it; returns its outcome. */
     const run = async (label: string, cmd: Command, strike?: Strike, fault?: GoogleFault): Promise<CommandOutcome> => {
         const inIamBefore = new Set(stack.iam.all().map(placedKey));
+        const heldBefore = new Set([...stack.checkpoint.resources.values(), ...stack.checkpoint.condemned].filter((m) => !m.pendingReplacement).flatMap(grantsOf).map(placedKey));
         const out = await stack.command(cmd, strike, fault);
+        // A note that a grant is in no state, said once this very command recorded it: no stale file explains that.
+        if (out.said.some((s) => s.untrue && s.note.kind === "unrecorded" && s.note.at && !heldBefore.has(placedKey(s.note.at)))) staleWithin = true;
         // A write of an earlier command that landed in this one is that command's: judged by the commands after.
         const late = (p: Placed) => stack.iam.landedLate.has(placedKey(p));
         for (const s of out.said) if (s.note.kind === "left" && s.note.at) leftSoFar.add(placedKey(s.note.at));
@@ -413,10 +426,13 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // Only what that leaves: a grant in IAM and in no state (the resource never made held it), and the Delete's
     // warning that it left the grant to that resource; nothing else.
     const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named|a Delete says it left .* which neither the program nor the engine's state holds it for/.test(v);
-    if (stack.lostSave && violations.length && violations.every(orphaned) && !known) known = "ctrl-c-twice-loses-an-answered-save";
+    // And only of the grants whose save was lost: any other orphan is the journal's.
+    const ofLostSave = (v: string) => [...stack.lostSaveOf].some((g) => v.includes(g));
+    if (stack.lostSave && violations.length && violations.every((v) => orphaned(v) && ofLostSave(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     // Only what comes from the command in which it said so on: an earlier violation is no stale note.
-    if (unprotected && violations.length && beforeUnprotected === 0 && !known) known = "storage-refused-notes-may-be-stale";
+    // Nor a note untrue of what its own command recorded: that the run knew, files or none.
+    if (unprotected && violations.length && beforeUnprotected === 0 && !staleWithin && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };
 }
 

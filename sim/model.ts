@@ -322,6 +322,11 @@ export interface Strike {
      * `at`-th write (the run is then struck there or not at all).
      */
     afterDeleteFirst?: boolean;
+    /**
+     * A kill of a plugin aimed at its second write of the run, while a plugin of another provider of the run lives on,
+     * in place of the `at`-th write: the moment a peer's answered operations are in a live run's hands.
+     */
+    afterOwnWrite?: boolean;
 }
 
 /**
@@ -345,7 +350,8 @@ export interface GoogleFault {
 export function describeStrike(s: Strike): string {
     const how = s.torn ? ", its record torn" : s.landsAfter !== undefined ? `, the write in flight (lands after ${s.landsAfter} reads)`
         : s.again ? ", and again once that operation was answered" : "";
-    return `strike: ${s.kind} at ${s.afterDeleteFirst ? "the Create after a deleteBeforeReplace Delete" : `write ${s.at}`}${how}`;
+    const at = s.afterDeleteFirst ? "the Create after a deleteBeforeReplace Delete" : s.afterOwnWrite ? "its plugin's second write, another plugin of the run alive" : `write ${s.at}`;
+    return `strike: ${s.kind} at ${at}${how}`;
 }
 
 export function describeFault(f: GoogleFault): string {
@@ -477,6 +483,8 @@ export class Stack {
     }
     /** A second Ctrl-C lost the save of a Create or a Delete that was answered (see knownIssue in case.ts). */
     lostSave = false;
+    /** The grants of the steps whose save was lost, each as `placedKey` and as `describePlaced` says it. */
+    readonly lostSaveOf = new Set<string>();
     /** The checkpoint as it was before the last change recorded, while that change's save may be under way. */
     private unsaved?: Checkpoint;
     /** Where each process's Diff warnings go (the server warns each reason the journal gives on the resource). */
@@ -630,6 +638,9 @@ export class Stack {
             return (c.targets?.length ? hit(c.targets) : true) && !(c.excludes ?? []).includes(urn);
         };
         let writes = 0;
+        /** Each process's writes in this run, and whether an aimed strike (Strike.afterOwnWrite) came already. */
+        const wroteBy = new Map<SimProcess, number>();
+        let aimedStruck = false;
 
         /** What each Binding's or Policy's Read in this run found: Google's grants, which the engine records. */
         const readFound = new Map<string, Member>();
@@ -734,7 +745,13 @@ export class Stack {
                         let rmw = readPolicy();
                         let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
                         const n = ++writes;
-                        const hit = strike && (strike.afterDeleteFirst ? this.deletedFirst : strike.at === n) ? strike : undefined;
+                        const ownWrites = wroteBy.get(p) ?? 0;
+                        wroteBy.set(p, ownWrites + 1);
+                        const aimed = (s: Strike) => s.afterDeleteFirst ? this.deletedFirst
+                            : s.afterOwnWrite ? !aimedStruck && ownWrites === 1 && [...procs.values()].some((x) => x.p !== p && x.p.alive)
+                            : s.at === n;
+                        const hit = strike && aimed(strike) ? strike : undefined;
+                        if (hit) aimedStruck = true;
                         this.deletedFirst = false;
                         const what = `${kind} of ${m.name}`;
                         /** A kill: of the plugin, or of the CLI and every plugin (the machine's crash loses what is not on disk, too). */
@@ -872,6 +889,10 @@ export class Stack {
                     if (was === "create") this.checkpoint.pendingCreates.set(urnOf(struck.name), struck);
                     // The answer came between the two: the engine never saved it (the known issue of a lost save).
                     this.lostSave = true;
+                    for (const g of grantsOf(struck)) {
+                        this.lostSaveOf.add(placedKey(g));
+                        this.lostSaveOf.add(describePlaced(g));
+                    }
                     this.log.push(`  ! ctrl-c again, after the answer to the ${was} of ${struck.name}`);
                 }
                 this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describeResource(m)}, ${m.provider}): ${result}`);
@@ -1170,6 +1191,8 @@ export class Stack {
         if (this.program.some((m) => urnOf(m.name) === keeper && holdsGrant(m, at))) return undefined;
         const held = this.saved.resources.get(keeper);
         if (held && !held.pendingReplacement && holdsGrant(held, at)) return undefined;
+        // A replaced old of that resource, awaiting its Delete, holds it still: that Delete removes it.
+        if (this.saved.condemned.some((m) => urnOf(m.name) === keeper && holdsGrant(m, at))) return undefined;
         return `a Delete says it left ${describePlaced(at)} to ${nameOf(keeper)}, which neither the program nor the engine's state holds it for`;
     }
 
@@ -1178,6 +1201,11 @@ export class Stack {
         const lost = [...this.checkpoint.resources].filter(([urn]) => !before.resources.has(urn));
         // Whatever the step was (a Create, a Delete, a replaced resource's Delete), the journal saw it answered.
         this.lostSave = true;
+        const changed = [...lost.map(([, m]) => m), ...[...before.resources].filter(([urn, m]) => this.checkpoint.resources.get(urn) !== m).map(([, m]) => m)];
+        for (const g of changed.flatMap(grantsOf)) {
+            this.lostSaveOf.add(placedKey(g));
+            this.lostSaveOf.add(describePlaced(g));
+        }
         this.checkpoint = { ...before, pendingCreates: new Map([...before.pendingCreates, ...this.checkpoint.pendingCreates, ...lost]) };
         this.log.push(`  ! the CLI exited before saving the last step that ended`);
     }

@@ -386,12 +386,12 @@ export class Journal {
      * What the engine's state of the resource `urn` whose claim was `of` holds now (`claim`; null: the engine dropped
      * it), as this process learnt it: noted where it differs from what is known.
      */
-    private hold(urn: string, of: Claim, claim: Claim | null): void {
+    private hold(urn: string, of: Claim, claim: Claim | null, replaced = false): void {
         const identity = identityOf(of);
         const was = this.known.heldAs(urn, identity);
         const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
-        if (was && text(was.claim) === text(claim)) return;
-        this.append({ op: "holds", urn, claim, at: this.view.now, ...(claim ? {} : { of: identity }) });
+        if (was && text(was.claim) === text(claim) && (was.replaced === true) === replaced) return;
+        this.append({ op: "holds", urn, claim, at: this.view.now, ...(claim ? {} : { of: identity }), ...(replaced && !claim ? { replaced: true as const } : {}) });
     }
 
     /**
@@ -404,11 +404,13 @@ export class Journal {
         this.gather();
         // A resource deleted first for its replacement (deleteBeforeReplace) stays in the engine's state, marked
         // pending replacement, until the replacement's Create is recorded, and its Diff's olds name what was deleted.
-        // Where its Delete was answered (what it held dropped), no write of the URN adding those grants (to that parent) is open since
-        // (a Create answered once the run was stopped is not noted as held), and the program declares another
-        // resource under the URN, those olds hold nothing.
+        // Where its Delete was answered as a replaced resource's (what it held dropped), no write of the URN adding those
+        // grants (to that parent) is open since (a Create answered once the run was stopped is not noted as held), and the
+        // program declares another resource under the URN, those olds hold nothing. A Delete of a resource no program
+        // replaced (a `destroy` cut off before the engine recorded it) leaves it in the state as it was: its olds hold.
         const oldsGrants = held ? new Set(held.grants.map(grantKey)) : new Set<string>();
-        if (held && declared && identityOf(held) !== identityOf(declared) && this.known.heldAs(urn, identityOf(held))?.claim === null &&
+        const droppedAs = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
+        if (held && declared && identityOf(held) !== identityOf(declared) && droppedAs?.claim === null && droppedAs.replaced === true &&
             !this.known.open(urn).some((i) => i.sign === "+" && parentName(i.entry.parent) === held?.parent && oldsGrants.has(i.grantKey)) &&
             this.rules.fires("pending-replacement-holds-nothing")) held = { ...held, grants: [] };
         const settle: string[] = [];
@@ -615,7 +617,7 @@ export class Journal {
         // gains the answer's grants (a later Delete leaves them to it) and keeps what it held (a removal stays held,
         // and said). After a second one the engine records nothing more: the answer holds nothing.
         if (of && !op.preview && !mayBePreviewRead && ownHold) {
-            if (!(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null);
+            if (!(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null, drops && replaced);
             else if (claim && this.cancels <= 1) {
                 const was = this.known.heldAs(urn, identityOf(of))?.claim;
                 const kept = new Set(claim.grants.map(grantKey));

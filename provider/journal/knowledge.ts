@@ -81,8 +81,9 @@ export type Line =
     /**
      * The engine's state of `urn` holds `claim` (null: the engine dropped it), as of `at` (ms since the epoch): what
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
+     * `replaced`: dropped by the Delete of a resource replaced in its run (deleteBeforeReplace's first step).
      */
-    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string }
+    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string; replaced?: true }
     /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
     | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
@@ -124,7 +125,7 @@ export class Knowledge {
      * replacement; they are told apart by their identity (what their IDs name: see `identityOf`). `writer`, `run`:
      * whose file the latest line is in, and its run (see Journal.state: a preview beside an update).
      */
-    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number; writer: string; run?: string }>();
+    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number; writer: string; run?: string; replaced?: true }>();
     /** parent name -> grantKey -> the holdKeys whose latest held claim holds that grant. */
     private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
@@ -191,7 +192,7 @@ export class Knowledge {
                     const was = this.holds.get(key);
                     if (was && was.at > line.at) continue;
                     if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(key);
-                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(run !== undefined ? { run } : {}) });
+                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(run !== undefined ? { run } : {}), ...(line.replaced ? { replaced: true as const } : {}) });
                     if (line.claim) {
                         let grants = this.heldGrants.get(line.claim.parent);
                         if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
@@ -214,7 +215,7 @@ export class Knowledge {
     }
 
     /** What the resource `urn` of identity `identity` held when last seen, if any run saw it. */
-    heldAs(urn: string, identity: string): { claim: Claim | null; at: number; writer: string; run?: string } | undefined {
+    heldAs(urn: string, identity: string): { claim: Claim | null; at: number; writer: string; run?: string; replaced?: true } | undefined {
         return this.holds.get(holdKey(urn, identity));
     }
 

@@ -316,6 +316,16 @@ describe("the journal's simulator", function () {
         expect((await run(["pending-replacement-holds-nothing"])).violations, "the rule switched off").to.equal(1);
     });
 
+    // Found by the random seed of a CI run (seed 605198, case 1043), the command line unknown: a `destroy` Ctrl-C'd
+    // twice, a Member's Delete answered between the two (the engine never recorded it), and a preview beside it whose
+    // program replaces that Member. Its Diff's olds were taken for a deleteBeforeReplace old already deleted (they
+    // held nothing), which settled the removal; the state still held the grant, so the next `up` did not put it back.
+    // Only a replaced resource's Delete empties those olds now.
+    it("a `destroy` Delete answered between two Ctrl-Cs, a preview beside it replacing that Member, then `pulumi up` of it: the grant is put back (seed 605198, case 1043)", async () => {
+        const run = (off: RuleName[]) => simulate(605198, 1, new Set(off), () => undefined, { only: 1043 });
+        expect((await run([])).violations).to.equal(0);
+    });
+
     // A machine's crash after Google applied a Create the engine had saved: the lines of its answer (what the stack
     // holds, the item the engine's record settles) were not yet on disk, so the next run named the recorded grant an
     // orphan (62 cases in 10,000 of seed 1 were a known issue). They are kept now before the engine hears the answer.
