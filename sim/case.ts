@@ -312,6 +312,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     let beforeUnprotected = 0;
     /** Whether a note was untrue of what the command that said it had itself recorded (see storage-refused below). */
     let staleWithin = false;
+    /** What IAM held as the command in which a second Ctrl-C lost a save ended (see the lost-save issue below). */
+    let inIamAfterLoss: Set<string> | undefined;
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
     const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].flatMap(grantsOf).map(placedKey));
     const foreign = c.foreign.filter((f) => !declaredEver.has(placedKey(f)));
@@ -328,6 +330,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
         const inIamBefore = new Set(stack.iam.all().map(placedKey));
         const heldBefore = new Set([...stack.checkpoint.resources.values(), ...stack.checkpoint.condemned].filter((m) => !m.pendingReplacement).flatMap(grantsOf).map(placedKey));
         const out = await stack.command(cmd, strike, fault);
+        if (stack.lostSave && inIamAfterLoss === undefined) inIamAfterLoss = new Set(stack.iam.all().map(placedKey));
         // A note that a grant is in no state, said once this very command recorded it: no stale file explains that.
         if (out.said.some((s) => s.untrue && s.note.kind === "unrecorded" && s.note.at && !heldBefore.has(placedKey(s.note.at)))) staleWithin = true;
         // A write of an earlier command that landed in this one is that command's: judged by the commands after.
@@ -426,9 +429,17 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // Only what that leaves: a grant in IAM and in no state (the resource never made held it), and the Delete's
     // warning that it left the grant to that resource; nothing else.
     const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named|a Delete says it left .* which neither the program nor the engine's state holds it for/.test(v);
+    // The save of a Delete lost: the journal took the drop for recorded, and a later Delete of a twin removed the grant
+    // the state still holds (seed 495945, case 2021). To tell the user's second Ctrl-C from the engine's closing
+    // Cancel, the plugin would need the engine's presence at its end, which the model does not yet draw.
+    const removed = (v: string) => /was removed, though the stack still holds it|declared grant .* is not in IAM after a clean up|is declared but not in IAM/.test(v);
     // And only of the grants whose save was lost: any other orphan is the journal's.
-    const ofLostSave = (v: string) => [...stack.lostSaveOf].some((g) => v.includes(g));
-    if (stack.lostSave && violations.length && violations.every((v) => orphaned(v) && ofLostSave(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
+    const named = (v: string, g: Placed) => v.includes(placedKey(g)) || v.includes(describePlaced(g));
+    const ofLostSave = (v: string) => [...stack.lostSaveOf.values()].some((g) => named(v, g));
+    // A removal only of a grant still in IAM as the command whose save was lost ended: one that command's own Delete
+    // removed is the next run's to put back (seed 1, case 2104, with ctrl-c-twice off).
+    const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => named(v, g) && inIamAfterLoss?.has(placedKey(g)) === true);
+    if (stack.lostSaveOf.size > 0 && violations.length && violations.every((v) => (orphaned(v) && ofLostSave(v)) || removedLater(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     // Only what comes from the command in which it said so on: an earlier violation is no stale note.
     // Nor a note untrue of what its own command recorded: that the run knew, files or none.

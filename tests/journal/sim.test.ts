@@ -141,6 +141,19 @@ describe("the journal's simulator", function () {
         expect(off.lines.join("\n")).to.match(/declared grant .* is not in IAM after a clean up/);
     });
 
+    // A CI run's random seed (seed 495945, case 2021): a Delete that left its grant to a twin answered just before a
+    // second Ctrl-C, its save lost; the journal took the drop for recorded, and a later Delete of the twin removed the
+    // grant the state still held. Named in the lost-save issue, which takes in such a removal only where the grant was
+    // still in IAM as the command that lost the save ended.
+    it("the lost-save known issue takes in a later removal of a grant whose save was lost, and only that (seed 495945, case 2021)", async () => {
+        const v = await runCase(drawCase(caseSeed(495945, 2021)), new Rules());
+        expect(v.known).to.equal("ctrl-c-twice-loses-an-answered-save");
+        expect(v.violations.join("\n")).to.match(/was removed, though the stack still holds it/);
+        const c2104 = await runCase(drawCase(caseSeed(1, 2104)), new Rules(new Set(["ctrl-c-twice"])));
+        expect(c2104.violations, "seed 1, case 2104, ctrl-c-twice off").to.not.deep.equal([]);
+        expect(c2104.known, "its Delete removed the grant in the command that lost the save").to.equal(undefined);
+    });
+
     for (const torn of [true, false]) {
         it(`a plugin killed ${torn ? "as it journals a write: the record's line is torn, readers skip it, and the write is never sent" : "after its write landed: the record stays"}`, async () => {
             const { stack, world } = await stackOf([member], [], false);
