@@ -440,6 +440,12 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     // removed is the next run's to put back (seed 1, case 2104, with ctrl-c-twice off).
     const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => named(v, g) && inIamAfterLoss?.has(placedKey(g)) === true);
     if (stack.lostSaveOf.size > 0 && violations.length && violations.every((v) => (orphaned(v) && ofLostSave(v)) || removedLater(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
+    // A plugin killed after the journal kept an answer and before the engine heard it (the answer's line is kept first,
+    // so that a machine's crash after the engine saved it loses nothing): the journal takes it for answered, the engine
+    // for failed. A Delete's drop so taken lets a later Delete of a twin remove the grant the state still holds (seed
+    // 11, case 3623). Only violations of such a grant.
+    const ofUnheard = (v: string) => [...stack.unheard.values()].some((g) => named(v, g));
+    if (stack.unheard.size > 0 && violations.length && violations.every((v) => (orphaned(v) || removed(v)) && ofUnheard(v)) && !known) known = "killed-before-the-engine-heard-an-answer";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     // Only what comes from the command in which it said so on: an earlier violation is no stale note.
     // Nor a note untrue of what its own command recorded: that the run knew, files or none.
