@@ -149,6 +149,9 @@ describe("the journal's simulator", function () {
         const v = await runCase(drawCase(caseSeed(495945, 2021)), new Rules());
         expect(v.known).to.equal("ctrl-c-twice-loses-an-answered-save");
         expect(v.violations.join("\n")).to.match(/was removed, though the stack still holds it/);
+        // A Policy's Create answered between two Ctrl-Cs, its save lost: a later note that Pulumi's state holds one of its
+        // grants, removed since, is that too (seed 23, case 8643).
+        expect((await runCase(drawCase(caseSeed(23, 8643)), new Rules())).known).to.equal("ctrl-c-twice-loses-an-answered-save");
         const c2104 = await runCase(drawCase(caseSeed(1, 2104)), new Rules(new Set(["ctrl-c-twice"])));
         expect(c2104.violations, "seed 1, case 2104, ctrl-c-twice off").to.not.deep.equal([]);
         expect(c2104.known, "its Delete removed the grant in the command that lost the save").to.equal(undefined);
