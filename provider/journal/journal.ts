@@ -410,9 +410,14 @@ export class Journal {
         // replaced (a `destroy` cut off before the engine recorded it) leaves it in the state as it was: its olds hold.
         const oldsGrants = held ? new Set(held.grants.map(grantKey)) : new Set<string>();
         const droppedAs = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
+        let pendingOld = false;
         if (held && declared && identityOf(held) !== identityOf(declared) && droppedAs?.claim === null && droppedAs.replaced === true &&
             !this.known.open(urn).some((i) => i.sign === "+" && parentName(i.entry.parent) === held?.parent && oldsGrants.has(i.grantKey)) &&
-            this.rules.fires("pending-replacement-holds-nothing")) held = { ...held, grants: [] };
+            this.rules.fires("pending-replacement-holds-nothing")) {
+            held = { ...held, grants: [] };
+            // The drop stays what is known of that resource: a later Diff of it in the run judges by it too.
+            pendingOld = true;
+        }
         const settle: string[] = [];
         const reasons: string[] = [];
         const inHand = this.known.inHand.get(this.run);
@@ -428,7 +433,7 @@ export class Journal {
         const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
         const besideLive = () => this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run &&
             noted.writer !== this.self.id && (live ??= this.livePeers()).has(noted.writer);
-        if (held && engineWord && !replaced && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
+        if (held && engineWord && !replaced && !pendingOld && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // A preview's olds were read as it began, maybe before this item's answer (an `up` beside it): no word on it.
