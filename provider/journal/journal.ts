@@ -439,6 +439,9 @@ export class Journal {
             // A preview's olds were read as it began, maybe before this item's answer (an `up` beside it): no word on it.
             const answered = this.known.answered.has(item.key);
             if (answered && this.previewRun && this.rules.fires("preview-olds-predate-answers")) continue;
+            // Olds emptied because a Delete was answered are the journal's inference that the engine recorded that
+            // Delete, not the engine's word on it: its own answered items are not judged by them (seed 37, case 4011).
+            if (answered && pendingOld) continue;
             const inState = held.grants.some((g) => grantKey(g) === grantKey(item.grant));
             // A removal of a grant another resource's state holds waits for that resource to put it back (see below).
             if (!inState && item.sign === "-" && this.heldByAnother(item) && this.rules.fires("removal-held-elsewhere")) continue;

@@ -365,6 +365,14 @@ describe("the journal's simulator", function () {
         expect((await simulate(34, 1, new Set(), () => undefined, { only: 5387 })).violations).to.equal(0);
     });
 
+    // Found by seed 37 (case 4011), the command line unknown: a deleteBeforeReplace Binding's old Delete answered
+    // between two Ctrl-Cs (never recorded), a preview beside it: its Diff emptied the old's olds, as a recorded Delete
+    // would leave them, and so settled that Delete's removal; the next `up` did not put the members back. Olds so emptied
+    // judge no answered item of it now.
+    it("a deleteBeforeReplace Binding's Delete answered between two Ctrl-Cs, a preview beside it, then `pulumi up` of it: the members are put back (seed 37, case 4011)", async () => {
+        expect((await simulate(37, 1, new Set(), () => undefined, { only: 4011 })).violations).to.equal(0);
+    });
+
     // A machine's crash after Google applied a Create the engine had saved: the lines of its answer (what the stack
     // holds, the item the engine's record settles) were not yet on disk, so the next run named the recorded grant an
     // orphan (62 cases in 10,000 of seed 1 were a known issue). They are kept now before the engine hears the answer.
