@@ -310,8 +310,6 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     let unprotected = c.storage.unusable === true;
     /** How many violations came before the command in which the journal said it cannot keep its files. */
     let beforeUnprotected = 0;
-    /** Whether a note was untrue of what the command that said it had itself recorded (see storage-refused below). */
-    let staleWithin = false;
     /** What IAM held as the command in which a second Ctrl-C lost a save ended (see the lost-save issue below). */
     let inIamAfterLoss: Set<string> | undefined;
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
@@ -328,11 +326,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     /** Runs a command and judges it; returns its outcome. */
     const run = async (label: string, cmd: Command, strike?: Strike, fault?: GoogleFault): Promise<CommandOutcome> => {
         const inIamBefore = new Set(stack.iam.all().map(placedKey));
-        const heldBefore = new Set([...stack.checkpoint.resources.values(), ...stack.checkpoint.condemned].filter((m) => !m.pendingReplacement).flatMap(grantsOf).map(placedKey));
         const out = await stack.command(cmd, strike, fault);
         if (stack.lostSave && inIamAfterLoss === undefined) inIamAfterLoss = new Set(stack.iam.all().map(placedKey));
-        // A note that a grant is in no state, said once this very command recorded it: no stale file explains that.
-        if (out.said.some((s) => s.untrue && s.note.kind === "unrecorded" && s.note.at && !heldBefore.has(placedKey(s.note.at)))) staleWithin = true;
         // A write of an earlier command that landed in this one is that command's: judged by the commands after.
         const late = (p: Placed) => stack.iam.landedLate.has(placedKey(p));
         for (const s of out.said) if (s.note.kind === "left" && s.note.at) leftSoFar.add(placedKey(s.note.at));
@@ -423,34 +418,31 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
         if (names.join() !== wanted.join()) violations.push(`after recovery: the state holds ${names.join(",") || "nothing"}, the program declares ${wanted.join(",") || "nothing"}`);
         for (const s of last.said) violations.push(`a note outlived the command it gives: ${s.note.text}`);
     }
-    // Ctrl-C twice ended the CLI before it saved a Create that was answered (it stays pending, and is cleared): the
-    // journal took the answer for what the stack holds, so a later Delete of a twin leaves the grant to a resource
-    // never made, an orphan no later run names.
-    // Only what that leaves: a grant in IAM and in no state (the resource never made held it), and the Delete's
-    // warning that it left the grant to that resource; nothing else.
-    // Or, where the grant was later removed, a note that Pulumi's state holds it (seed 23, case 8643).
+    // Ctrl-C twice ended the CLI while the save of the step answered just before may have been under way: the journal
+    // took the answer for what the stack holds. A Create's (it stays pending, and is cleared) leaves an orphan no later
+    // run names: a grant in IAM and in no state, the warning of a later Delete of a twin that it left the grant to the
+    // resource never made, or, the grant removed since, a note that Pulumi's state holds it (seed 23, case 8643).
     const orphaned = (v: string) => /is in IAM, and neither the program nor anyone else declares it|is in IAM and in no state, and was not named|a Delete says it left .* which neither the program nor the engine's state holds it for|says Pulumi's state holds .*, but no resource's state does/.test(v);
     // The save of a Delete lost: the journal took the drop for recorded, and a later Delete of a twin removed the grant
     // the state still holds (seed 495945, case 2021). To tell the user's second Ctrl-C from the engine's closing
     // Cancel, the plugin would need the engine's presence at its end, which the model does not yet draw.
     const removed = (v: string) => /was removed, though the stack still holds it|declared grant .* is not in IAM after a clean up|is declared but not in IAM/.test(v);
-    // And only of the grants whose save was lost: any other orphan is the journal's.
-    const named = (v: string, g: Placed) => v.includes(placedKey(g)) || v.includes(describePlaced(g));
-    const ofLostSave = (v: string) => [...stack.lostSaveOf.values()].some((g) => named(v, g));
+    // And only of the grants whose save was at risk: any other orphan is the journal's.
+    const mentions = (v: string, g: Placed) => v.includes(placedKey(g)) || v.includes(describePlaced(g));
+    const ofLostSave = (v: string) => [...stack.lostSaveOf.values()].some((g) => mentions(v, g));
     // A removal only of a grant still in IAM as the command whose save was lost ended: one that command's own Delete
     // removed is the next run's to put back (seed 1, case 2104, with ctrl-c-twice off).
-    const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => named(v, g) && inIamAfterLoss?.has(placedKey(g)) === true);
+    const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => mentions(v, g) && inIamAfterLoss?.has(placedKey(g)) === true);
     if (stack.lostSaveOf.size > 0 && violations.length && violations.every((v) => (orphaned(v) && ofLostSave(v)) || removedLater(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // A plugin killed after the journal kept an answer and before the engine heard it (the answer's line is kept first,
     // so that a machine's crash after the engine saved it loses nothing): the journal takes it for answered, the engine
     // for failed. A Delete's drop so taken lets a later Delete of a twin remove the grant the state still holds (seed
     // 11, case 3623). Only violations of such a grant.
-    const ofUnheard = (v: string) => [...stack.unheard.values()].some((g) => named(v, g));
+    const ofUnheard = (v: string) => [...stack.unheard.values()].some((g) => mentions(v, g));
     if (stack.unheard.size > 0 && violations.length && violations.every((v) => (orphaned(v) || removed(v)) && ofUnheard(v)) && !known) known = "killed-before-the-engine-heard-an-answer";
     // Once the journal said it cannot keep its files, what it knows is partial: a later note may be stale.
     // Only what comes from the command in which it said so on: an earlier violation is no stale note.
-    // Nor a note untrue of what its own command recorded: that the run knew, files or none.
-    if (unprotected && violations.length && beforeUnprotected === 0 && !staleWithin && !known) known = "storage-refused-notes-may-be-stale";
+    if (unprotected && violations.length && beforeUnprotected === 0 && !known) known = "storage-refused-notes-may-be-stale";
     return { violations: violations.filter((v, i, all) => all.indexOf(v) === i), transcript: stack.log, ...(known ? { known } : {}) };
 }
 

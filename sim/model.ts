@@ -900,9 +900,7 @@ export class Stack {
                     if (was === "create") this.checkpoint.pendingCreates.set(urnOf(struck.name), struck);
                     // The answer came between the two: the engine never saved it (the known issue of a lost save).
                     this.lostSave = true;
-                    for (const g of grantsOf(struck)) {
-                        this.lostSaveOf.set(placedKey(g), g);
-                    }
+                    this.putAtRisk([struck]);
                     this.log.push(`  ! ctrl-c again, after the answer to the ${was} of ${struck.name}`);
                 }
                 this.log.push(`  ${preview ? "preview " : ""}${kind} ${m.name} (${describeResource(m)}, ${m.provider}): ${result}`);
@@ -1211,11 +1209,12 @@ export class Stack {
      * journal cannot tell, and what it leaves of that step's grants is the lost-save known issue's (case.ts).
      */
     private saveAtRisk(before: Checkpoint): void {
-        const changed = [...[...this.checkpoint.resources].filter(([urn, m]) => before.resources.get(urn) !== m).map(([, m]) => m),
-            ...[...before.resources].filter(([urn, m]) => this.checkpoint.resources.get(urn) !== m).map(([, m]) => m)];
-        for (const g of changed.flatMap(grantsOf)) {
-            this.lostSaveOf.set(placedKey(g), g);
-        }
+        this.putAtRisk([...[...this.checkpoint.resources].filter(([urn, m]) => before.resources.get(urn) !== m).map(([, m]) => m),
+            ...[...before.resources].filter(([urn, m]) => this.checkpoint.resources.get(urn) !== m).map(([, m]) => m)]);
+    }
+
+    private putAtRisk(steps: Member[]): void {
+        for (const g of steps.flatMap(grantsOf)) this.lostSaveOf.set(placedKey(g), g);
     }
 
     /** A second Ctrl-C ended the CLI before it saved the last step that ended: the checkpoint is as before it. */

@@ -104,13 +104,19 @@ export async function simulate(seed: number, cases: number, off: ReadonlySet<Rul
  */
 export async function power(seed: number, cases: number, print: (line: string) => void, rules: readonly RuleName[] = RULE_NAMES): Promise<Map<RuleName, number | undefined>> {
     const out = new Map<RuleName, number | undefined>();
+    /** Whether case k, every rule on, has no violation: asked once per case, whichever rules need it. */
+    const clean = new Map<number, boolean>();
+    const cleanWithAll = async (k: number, c: Case) => {
+        if (!clean.has(k)) clean.set(k, (await runCase(c, new Rules())).violations.length === 0);
+        return clean.get(k)!;
+    };
     for (const rule of rules) {
         let found: number | undefined;
         for (let k = 0; k < cases && found === undefined; k++) {
             const c = drawCase(caseSeed(seed, k));
             const v = await runCase(c, new Rules(new Set([rule])));
             // Caught where the same case, every rule on, has no violation.
-            if (v.violations.length > 0 && (await runCase(c, new Rules())).violations.length === 0) found = k;
+            if (v.violations.length > 0 && (await cleanWithAll(k, c))) found = k;
         }
         out.set(rule, found);
         print(`  ${rule}: ${found === undefined ? `not caught in ${cases} cases` : `caught at case ${found}`}`);
@@ -133,6 +139,13 @@ export async function conformAll(dir: string, print: (line: string) => void): Pr
     return results;
 }
 
+/** The rules a flag names (`--off a,b`), each checked to be one. */
+function rulesOf(flag: string, value: unknown): RuleName[] {
+    const names = String(value ?? "").split(",").filter(Boolean);
+    for (const r of names) if (!(RULE_NAMES as readonly string[]).includes(r)) throw new Error(`--${flag} ${r}: no such rule (the rules: ${RULE_NAMES.join(", ")})`);
+    return names as RuleName[];
+}
+
 async function main(): Promise<void> {
     const args = minimist(process.argv.slice(2), { string: ["off", "conform", "rule"], boolean: ["power"], default: { seed: 1, cases: 1000 } });
     if (args.conform !== undefined) {
@@ -142,14 +155,12 @@ async function main(): Promise<void> {
     }
     const seed = Number(args.seed);
     const cases = Number(args.cases);
-    const off = new Set(String(args.off ?? "").split(",").filter(Boolean) as RuleName[]);
-    for (const r of off) if (!RULE_NAMES.includes(r)) throw new Error(`--off ${r}: no such rule (the rules: ${RULE_NAMES.join(", ")})`);
+    const off = new Set(rulesOf("off", args.off));
     if (!Number.isInteger(seed) || !Number.isInteger(cases) || cases < 0) throw new Error("--seed and --cases take whole numbers");
     if (args.power) {
-        console.log(`each rule switched off (seed ${seed}, at most ${cases} cases each):`);
         // --rule R[,R]: those rules alone.
-        const only = String(args.rule ?? "").split(",").filter(Boolean) as RuleName[];
-        for (const r of only) if (!RULE_NAMES.includes(r)) throw new Error(`--rule ${r}: no such rule (the rules: ${RULE_NAMES.join(", ")})`);
+        const only = rulesOf("rule", args.rule);
+        console.log(`each rule switched off (seed ${seed}, at most ${cases} cases each):`);
         const caught = await power(seed, cases, (l) => console.log(l), only.length ? only : RULE_NAMES);
         const n = [...caught.values()].filter((k) => k !== undefined).length;
         console.log(`${n} of ${caught.size} rules caught`);

@@ -96,6 +96,17 @@ export const runOf = (peer: Peer<Line>): string | undefined => {
 export const closedIn = (peer: Peer<Line>): boolean => peer.lines.some((l) => l.op === "closed");
 
 /** What the folder's files say, read so far: every entry, what is settled and said, and what is in a run's hands. */
+/** What a resource's state held when last seen (a `holds` line), and whose line that was. */
+export interface Held {
+    urn: string;
+    claim: Claim | null;
+    at: number;
+    writer: string;
+    run?: string;
+    /** Dropped by the Delete of a resource replaced in its run. */
+    replaced?: true;
+}
+
 export class Knowledge {
     readonly entries = new Map<string, Entry>();
     /** urn (parent name) -> its entries' ids: what an operation of one resource (a write) looks at. */
@@ -125,7 +136,7 @@ export class Knowledge {
      * replacement; they are told apart by their identity (what their IDs name: see `identityOf`). `writer`, `run`:
      * whose file the latest line is in, and its run (see Journal.state: a preview beside an update).
      */
-    readonly holds = new Map<string, { urn: string; claim: Claim | null; at: number; writer: string; run?: string; replaced?: true }>();
+    readonly holds = new Map<string, Held>();
     /** parent name -> grantKey -> the holdKeys whose latest held claim holds that grant. */
     private readonly heldGrants = new Map<string, Map<string, Set<string>>>();
 
@@ -215,7 +226,7 @@ export class Knowledge {
     }
 
     /** What the resource `urn` of identity `identity` held when last seen, if any run saw it. */
-    heldAs(urn: string, identity: string): { claim: Claim | null; at: number; writer: string; run?: string; replaced?: true } | undefined {
+    heldAs(urn: string, identity: string): Held | undefined {
         return this.holds.get(holdKey(urn, identity));
     }
 

@@ -21,8 +21,8 @@ export const RULES = {
         heldBy: ["tests/journal/sim.test.ts (a preview beside an `up` whose plugin dies, its Diffs after the up's answers)", "sim"],
     },
     "pending-replacement-holds-nothing": {
-        says: "A Diff's olds of a resource whose Delete was answered, under a URN the program now declares as another resource (a deleteBeforeReplace replacement not yet recorded), hold nothing: the engine keeps the deleted resource until its replacement is recorded.",
-        heldBy: ["tests/journal/sim.test.ts (seed 1, case 18275)", "sim"],
+        says: "A Diff's olds of a resource whose Delete was answered as a replaced resource's, under a URN the program now declares as another resource (a deleteBeforeReplace replacement not yet recorded), hold nothing: the engine keeps the deleted resource until its replacement is recorded. They are the journal's inference, not the engine's word: they judge no answered item of that Delete.",
+        heldBy: ["tests/journal/sim.test.ts (seed 1, case 18275; seed 605198, case 1043; seed 34, case 5387; seed 37, case 4011)", "sim"],
     },
     "live-writer-in-flight": {
         says: "An item whose writer still runs is a write under way, not cut off: no Diff is forced for it.",
