@@ -192,6 +192,43 @@ function addAlong(d: Draws, c: { initial: Member[]; steps: Step[] }, first: Memb
 }
 
 /**
+ * A Member of a Binding's role and of one of its members (two resources of one grant: a program the provider warns
+ * of), drawn after the rest from a stream of its own: in a fifth of the cases that have a Binding, on one Binding's
+ * parent, in each program where a Binding there lists that member (so the two never fight); a `--target` may name it,
+ * and the user may destroy it alone after a step. A step whose Binding gains the member may have a preview beside it
+ * (one that read the Binding without it).
+ */
+function drawShared(seed: number, c: { initial: Member[]; steps: Step[] }): void {
+    const d = new Draws(seed ^ 0x5a4ed);
+    if (!d.chance(0.2)) return;
+    const bindings = [...c.initial, ...c.steps.flatMap((s) => s.program)].filter((m) => m.members !== undefined && m.at.grant.role === BINDING_ROLE);
+    if (bindings.length === 0) return;
+    const b = d.pick(bindings);
+    const share: Member = { name: "share", at: { parent: b.at.parent, grant: { role: BINDING_ROLE, member: d.pick(b.members!) } }, provider: d.chance(0.5) ? "explicit" : "default" };
+    // A step that left the program as it was leaves it so (one array).
+    const made = new Map<Member[], Member[]>();
+    const withIt = (program: Member[]): Member[] => {
+        const listed = program.some((x) => x.members?.includes(share.at.grant.member) && x.at.parent === share.at.parent && x.at.grant.role === BINDING_ROLE);
+        if (!listed) return program;
+        let out = made.get(program);
+        if (!out) made.set(program, (out = [...program, share]));
+        return out;
+    };
+    c.initial = withIt(c.initial);
+    let was = c.initial;
+    for (const s of c.steps) {
+        s.program = withIt(s.program);
+        for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && d.chance(0.3)) cmd.targets = [urnOf(share.name)];
+        // A step whose Binding gains the member: a preview beside it may read the Binding without it.
+        const gains = s.program.includes(share) && !was.includes(share);
+        if (gains && s.beside === undefined && d.chance(0.4)) Object.assign(s, { beside: 1, besideLate: d.pick(["open", "ended"] as const) });
+        // The user, warned of two resources of one grant, destroys the Member alone.
+        if (d.chance(gains ? 0.5 : 0.2)) s.then.push({ kind: "destroy", skipPreview: d.chance(0.5), targets: [urnOf(share.name)] });
+        was = s.program;
+    }
+}
+
+/**
  * Policies, drawn after the rest from a stream of their own: in about 30% of the cases, at most one in each
  * program, owning a parent no other resource touches, with one to three grants. A step may drop it, add or remove a
  * grant (an update), or put another Policy in its place (whose Create then sets the policy before the old one's
@@ -245,6 +282,7 @@ export function drawCase(seed: number, later = true): Case {
     const drawn = { initial, steps };
     if (later) drawBindings(seed, drawn);
     if (later) drawPolicies(seed, drawn);
+    if (later) drawShared(seed, drawn);
     return {
         seed, commandKnown: d.chance(0.5), foreign, initial: drawn.initial, steps,
         storage: d.chance(0.03) ? { unusable: true } : d.chance(0.03) ? { fullAfter: 5 + d.int(40) } : {},
@@ -312,6 +350,8 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     let beforeUnprotected = 0;
     /** What IAM held as the command in which a second Ctrl-C lost a save ended (see the lost-save issue below). */
     let inIamAfterLoss: Set<string> | undefined;
+    /** What IAM held as that command or any later one ended. */
+    const inIamSinceLoss = new Set<string>();
     // What no program of the case ever declares: a Member declared later takes a grant over, as Pulumi's does.
     const declaredEver = new Set([...c.initial, ...c.steps.flatMap((s) => s.program)].flatMap(grantsOf).map(placedKey));
     const foreign = c.foreign.filter((f) => !declaredEver.has(placedKey(f)));
@@ -328,6 +368,7 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
         const inIamBefore = new Set(stack.iam.all().map(placedKey));
         const out = await stack.command(cmd, strike, fault);
         if (stack.lostSave && inIamAfterLoss === undefined) inIamAfterLoss = new Set(stack.iam.all().map(placedKey));
+        if (stack.lostSave) for (const p of stack.iam.all()) inIamSinceLoss.add(placedKey(p));
         // A write of an earlier command that landed in this one is that command's: judged by the commands after.
         const late = (p: Placed) => stack.iam.landedLate.has(placedKey(p));
         for (const s of out.said) if (s.note.kind === "left" && s.note.at) leftSoFar.add(placedKey(s.note.at));
@@ -431,8 +472,11 @@ async function runCaseBody(c: Case, rules: Rules): Promise<Verdict> {
     const mentions = (v: string, g: Placed) => v.includes(placedKey(g)) || v.includes(describePlaced(g));
     const ofLostSave = (v: string) => [...stack.lostSaveOf.values()].some((g) => mentions(v, g));
     // A removal only of a grant still in IAM as the command whose save was lost ended: one that command's own Delete
-    // removed is the next run's to put back (seed 1, case 2104, with ctrl-c-twice off).
-    const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => mentions(v, g) && inIamAfterLoss?.has(placedKey(g)) === true);
+    // removed is the next run's to put back (seed 1, case 2104, with ctrl-c-twice off). Or a Delete's removal of a
+    // grant another resource's lost save holds, put back since (by an update of the twin that Delete was of: seed 1,
+    // case 1554).
+    const removedLater = (v: string) => removed(v) && [...stack.lostSaveOf.values()].some((g) => mentions(v, g) &&
+        (inIamAfterLoss?.has(placedKey(g)) === true || (/was removed, though the stack still holds it/.test(v) && inIamSinceLoss.has(placedKey(g)))));
     if (stack.lostSaveOf.size > 0 && violations.length && violations.every((v) => (orphaned(v) && ofLostSave(v)) || removedLater(v)) && !known) known = "ctrl-c-twice-loses-an-answered-save";
     // A plugin killed after the journal kept an answer and before the engine heard it (the answer's line is kept first,
     // so that a machine's crash after the engine saved it loses nothing): the journal takes it for answered, the engine

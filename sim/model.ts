@@ -598,6 +598,8 @@ export class Stack {
         };
         let engineGone = false;
         let recordNothing = false;
+        /** A second Ctrl-C came: the engine records nothing more, and answers given before it it may never have heard. */
+        let twice = false;
         /** A second Ctrl-C to come once the struck operation is answered (Strike.again). */
         let secondCtrlC: { kind: string; m: Member } | undefined;
         /** The resource whose write a preview beside the command began at, to send its Diffs at the end (Stack.besideLate). */
@@ -664,226 +666,229 @@ export class Stack {
                 return "failed";
             }
             try {
+                let twiceAtAnswer = true;
                 const result = await j.operation({ urn: urnOf(m.name), kind, preview: preview && !read, ...(heldClaim ? { held: heldClaim } : {}) },
                     { iam: () => { throw new Error("the simulated Member reads the model's IAM"); }, warn: () => undefined },
-                    async (ctx) => {
-                        ctx.named(memberId(m));
-                        if (told === "failed") throw new Error("the recorded call failed");
-                        if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
-                        if (read && m.owns) {
-                            // A Policy's Read shows the whole policy (resources/policy.ts), empty or not.
-                            const found = this.iam.readCovered(m.at.parent, claimOf(m));
-                            readFound.set(m.name, { ...m, at: found[0] ?? m.at, owns: found.map((f) => f.grant) });
-                            return "ok" as const;
-                        }
-                        if (read && m.members) {
-                            // A Binding's Read shows Google's members of its role (resources/grant.ts): none is "gone".
-                            const found = this.iam.readCovered(m.at.parent, claimOf(m));
-                            if (found.length === 0) return "gone" as const;
-                            readFound.set(m.name, { ...m, at: found[0], members: found.map((f) => f.grant.member).sort() });
-                            return "ok" as const;
-                        }
-                        if (read) return this.iam.read(m.at) ? "ok" as const : "gone" as const;
-                        if (preview) return "ok" as const;
-                        const present = kind !== "delete";
-                        const kept = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])) : undefined;
-                        const leftOnce = new Set<string>();
-                        /** A grant a Delete leaves because another resource of the run declares it, with the resource's warning (resources/parent.ts: keptGrants). */
-                        const keeps = (at: Placed): boolean => {
-                            const keeper = kept?.declaredBy(grantKey(at.grant));
-                            if (keeper === undefined) return false;
-                            if (!leftOnce.has(placedKey(at))) {
-                                outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true },
-                                    untrue: this.untrueLeft(keeper, at) });
-                            }
-                            leftOnce.add(placedKey(at));
-                            return true;
-                        };
-                        // A Member whose grant another resource declares sends no request at all.
-                        if (!authoritative(m) && kind === "delete" && keeps(m.at)) return "ok" as const;
-                        // A Policy's Delete where another Policy of the run manages the parent removes only the grants
-                        // its own state holds that no resource declares, and leaves the rest to that Policy.
-                        const manager = m.owns ? kept?.policy : undefined;
-                        if (manager !== undefined) {
-                            outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} to ${manager}, which manages it now: only what this resource alone declared was removed`, kind: "other", unchecked: true } });
-                        }
-                        /**
-                         * What the write changes in the policy as it is now: what it sets (a Member its grant, a Binding
-                         * its role, a Policy the whole policy) to exactly what it declares, or, for a Delete, to nothing
-                         * but what another resource declares.
-                         */
-                        const changesNow = (): Change[] => {
-                            const want = new Set(present ? grantsOf(m).map(placedKey) : []);
-                            const gone = manager !== undefined
-                                ? grantsOf(m).filter((g) => this.iam.has(g) && kept?.declaredBy(grantKey(g.grant)) === undefined)
-                                : this.iam.coveredBy(m.at.parent, claimOf(m)).filter((x) => !want.has(placedKey(x)) && !keeps(x));
-                            const out: Change[] = gone.map((at) => ({ at, present: false }));
-                            if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
-                            return out;
-                        };
-                        const overtaken = () => {
-                            for (const g of grantsOf(m)) this.iam.nothingToWrite(g, present);
-                        };
-                        let changes = changesNow();
-                        if (changes.length === 0) {
-                            const current = this.iam.policy(m.at.parent);
-                            // Written unchanged where the journal fences a dead process's write in flight (the etag moves).
-                            if (ctx.fenced(PARENTS[m.at.parent], current)) {
-                                const fence = ctx.wrote(PARENTS[m.at.parent], current, current, this.world.now + 30_000);
-                                this.iam.touch(m.at.parent);
-                                this.iam.writes++;
-                                fence.landed(this.iam.policy(m.at.parent));
-                            } else overtaken();
-                            return "ok" as const;
-                        }
-                        /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */
-                        const readPolicy = () => {
-                            const changed = new Set(changes.map((c) => placedKey(c.at)));
-                            const after = this.iam.all().filter((x) => x.parent === m.at.parent && !changed.has(placedKey(x)));
-                            for (const c of changes) if (c.present) after.push(c.at);
-                            return { before: this.iam.policy(m.at.parent), after: policyOf(after) };
-                        };
-                        const deadline = this.world.now + 30_000;
-                        let rmw = readPolicy();
-                        let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
-                        const n = ++writes;
-                        const ownWrites = wroteBy.get(p) ?? 0;
-                        wroteBy.set(p, ownWrites + 1);
-                        const aimed = (s: Strike) => s.afterDeleteFirst ? this.deletedFirst
-                            : s.afterOwnWrite ? !aimedStruck && ownWrites === 1 && [...procs.values()].some((x) => x.p !== p && x.p.alive)
-                            : s.at === n;
-                        const hit = strike && aimed(strike) ? strike : undefined;
-                        if (hit) aimedStruck = true;
-                        this.deletedFirst = false;
-                        const what = `${kind} of ${m.name}`;
-                        /** A kill: of the plugin, or of the CLI and every plugin (the machine's crash loses what is not on disk, too). */
-                        const die = (k: StrikeKind): Error => {
-                            if (k === "kill-plugin") {
-                                this.world.kill(p);
-                                if (hit?.torn) this.world.tear(p.writer.id);
-                                stopStarting = true;
-                                return new Error("the plugin died");
-                            }
-                            for (const x of procs.values()) this.world.kill(x.p);
-                            if (hit?.torn) this.world.tear(p.writer.id);
-                            if (k === "crash-machine") this.world.crash();
-                            engineGone = true;
-                            if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
-                            return new Error("the CLI died");
-                        };
-                        /** The operation fails once its deadline is past: the engine starts no more steps. */
-                        const failAtDeadline = (why: string): Error => {
-                            this.pass(Math.max(0, deadline - this.world.now));
-                            outcome.clean = false;
-                            stopStarting = true;
-                            return new Error(why);
-                        };
-                        if (hit?.torn) {
-                            this.log.push(`  ! ${hit.kind} as the plugin journals the ${what}: the line is torn, the write never sent`);
-                            outcome.struck = true;
-                            outcome.clean = false;
-                            throw die(hit.kind);
-                        }
-                        await rec.durable;
-                        // A process killed meanwhile sends nothing more.
-                        if (!p.alive) throw new Error("the plugin died");
-                        for (const c of changes) this.known.set(placedKey(c.at), c.at);
-                        // Whether Google applied the write already (a reset), and whether its answer to this record comes (rec.landed).
-                        let applied = false;
-                        let answered = true;
-                        const google = fault?.at === n ? fault : undefined;
-                        if (google?.kind === "conflict") {
-                            this.iam.touch(m.at.parent);
-                            rec.undo();
-                            this.log.push(`  ! 409 on the write of ${what}: another writer changed the policy since its read${google.lands ? "; it reads again and writes" : ", and does on every retry"}`);
-                            if (!google.lands) throw failAtDeadline("409 ABORTED: concurrent policy changes on every attempt within the request timeout");
-                            this.pass(1000);
-                            changes = changesNow();
-                            if (changes.length === 0) {
-                                overtaken();
+                    // Whether a second Ctrl-C had come by the time the operation's answer was ready.
+                    async (ctx) => { try { return await (async () => {
+                            ctx.named(memberId(m));
+                            if (told === "failed") throw new Error("the recorded call failed");
+                            if (read && told !== undefined) return told === "gone" ? "gone" as const : "ok" as const;
+                            if (read && m.owns) {
+                                // A Policy's Read shows the whole policy (resources/policy.ts), empty or not.
+                                const found = this.iam.readCovered(m.at.parent, claimOf(m));
+                                readFound.set(m.name, { ...m, at: found[0] ?? m.at, owns: found.map((f) => f.grant) });
                                 return "ok" as const;
                             }
-                            rmw = readPolicy();
-                            rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
-                            await rec.durable;
-                            if (!p.alive) throw new Error("the plugin died");
-                            for (const c of changes) this.known.set(placedKey(c.at), c.at);
-                        } else if (google?.kind === "quota") {
-                            this.log.push(`  ! 429 on the write of ${what}: ${google.lands ? `its turn under the quota comes ${google.waitMs ?? 0} ms later` : "no turn under the quota before its deadline"}`);
-                            if (!google.lands) {
-                                rec.undo();
-                                throw failAtDeadline("429: no room under the quota within the request timeout");
+                            if (read && m.members) {
+                                // A Binding's Read shows Google's members of its role (resources/grant.ts): none is "gone".
+                                const found = this.iam.readCovered(m.at.parent, claimOf(m));
+                                if (found.length === 0) return "gone" as const;
+                                readFound.set(m.name, { ...m, at: found[0], members: found.map((f) => f.grant.member).sort() });
+                                return "ok" as const;
                             }
-                            this.pass(google.waitMs ?? 0);
-                            // What else is under way goes on meanwhile.
-                            for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-                            if (!p.alive) throw new Error("the plugin died");
-                        } else if (google?.kind === "reset") {
-                            this.log.push(`  ! connection reset on the write of ${what}: Google ${google.applied ? "applied" : "never applied"} it, and the answer is lost`);
-                            if (google.applied) this.iam.apply(changes);
-                            if (!google.lands) {
+                            if (read) return this.iam.read(m.at) ? "ok" as const : "gone" as const;
+                            if (preview) return "ok" as const;
+                            const present = kind !== "delete";
+                            const kept = kind === "delete" ? ctx.kept(parentName(PARENTS[m.at.parent])) : undefined;
+                            const leftOnce = new Set<string>();
+                            /** A grant a Delete leaves because another resource of the run declares it, with the resource's warning (resources/parent.ts: keptGrants). */
+                            const keeps = (at: Placed): boolean => {
+                                const keeper = kept?.declaredBy(grantKey(at.grant));
+                                if (keeper === undefined) return false;
+                                if (!leftOnce.has(placedKey(at))) {
+                                    outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true },
+                                        untrue: this.untrueLeft(keeper, at) });
+                                }
+                                leftOnce.add(placedKey(at));
+                                return true;
+                            };
+                            // A Member whose grant another resource declares sends no request at all.
+                            if (!authoritative(m) && kind === "delete" && keeps(m.at)) return "ok" as const;
+                            // A Policy's Delete where another Policy of the run manages the parent removes only the grants
+                            // its own state holds that no resource declares, and leaves the rest to that Policy.
+                            const manager = m.owns ? kept?.policy : undefined;
+                            if (manager !== undefined) {
+                                outcome.said.push({ note: { text: `deleted, but left the IAM policy of ${parentName(PARENTS[m.at.parent])} to ${manager}, which manages it now: only what this resource alone declared was removed`, kind: "other", unchecked: true } });
+                            }
+                            /**
+                             * What the write changes in the policy as it is now: what it sets (a Member its grant, a Binding
+                             * its role, a Policy the whole policy) to exactly what it declares, or, for a Delete, to nothing
+                             * but what another resource declares.
+                             */
+                            const changesNow = (): Change[] => {
+                                const want = new Set(present ? grantsOf(m).map(placedKey) : []);
+                                const gone = manager !== undefined
+                                    ? grantsOf(m).filter((g) => this.iam.has(g) && kept?.declaredBy(grantKey(g.grant)) === undefined)
+                                    : this.iam.coveredBy(m.at.parent, claimOf(m)).filter((x) => !want.has(placedKey(x)) && !keeps(x));
+                                const out: Change[] = gone.map((at) => ({ at, present: false }));
+                                if (present) for (const g of grantsOf(m)) if (!this.iam.has(g)) out.push({ at: g, present: true });
+                                return out;
+                            };
+                            const overtaken = () => {
+                                for (const g of grantsOf(m)) this.iam.nothingToWrite(g, present);
+                            };
+                            let changes = changesNow();
+                            if (changes.length === 0) {
+                                const current = this.iam.policy(m.at.parent);
+                                // Written unchanged where the journal fences a dead process's write in flight (the etag moves).
+                                if (ctx.fenced(PARENTS[m.at.parent], current)) {
+                                    const fence = ctx.wrote(PARENTS[m.at.parent], current, current, this.world.now + 30_000);
+                                    this.iam.touch(m.at.parent);
+                                    this.iam.writes++;
+                                    fence.landed(this.iam.policy(m.at.parent));
+                                } else overtaken();
+                                return "ok" as const;
+                            }
+                            /** The read-modify-write: the policy as read (and its etag), and as this write leaves it. */
+                            const readPolicy = () => {
+                                const changed = new Set(changes.map((c) => placedKey(c.at)));
+                                const after = this.iam.all().filter((x) => x.parent === m.at.parent && !changed.has(placedKey(x)));
+                                for (const c of changes) if (c.present) after.push(c.at);
+                                return { before: this.iam.policy(m.at.parent), after: policyOf(after) };
+                            };
+                            const deadline = this.world.now + 30_000;
+                            let rmw = readPolicy();
+                            let rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
+                            const n = ++writes;
+                            const ownWrites = wroteBy.get(p) ?? 0;
+                            wroteBy.set(p, ownWrites + 1);
+                            const aimed = (s: Strike) => s.afterDeleteFirst ? this.deletedFirst
+                                : s.afterOwnWrite ? !aimedStruck && ownWrites === 1 && [...procs.values()].some((x) => x.p !== p && x.p.alive)
+                                : s.at === n;
+                            const hit = strike && aimed(strike) ? strike : undefined;
+                            if (hit) aimedStruck = true;
+                            this.deletedFirst = false;
+                            const what = `${kind} of ${m.name}`;
+                            /** A kill: of the plugin, or of the CLI and every plugin (the machine's crash loses what is not on disk, too). */
+                            const die = (k: StrikeKind): Error => {
+                                if (k === "kill-plugin") {
+                                    this.world.kill(p);
+                                    if (hit?.torn) this.world.tear(p.writer.id);
+                                    stopStarting = true;
+                                    return new Error("the plugin died");
+                                }
+                                for (const x of procs.values()) this.world.kill(x.p);
+                                if (hit?.torn) this.world.tear(p.writer.id);
+                                if (k === "crash-machine") this.world.crash();
+                                engineGone = true;
+                                if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
+                                return new Error("the CLI died");
+                            };
+                            /** The operation fails once its deadline is past: the engine starts no more steps. */
+                            const failAtDeadline = (why: string): Error => {
+                                this.pass(Math.max(0, deadline - this.world.now));
                                 outcome.clean = false;
                                 stopStarting = true;
-                                throw new Error("the connection was reset, and no retry got an answer");
+                                return new Error(why);
+                            };
+                            if (hit?.torn) {
+                                this.log.push(`  ! ${hit.kind} as the plugin journals the ${what}: the line is torn, the write never sent`);
+                                outcome.struck = true;
+                                outcome.clean = false;
+                                throw die(hit.kind);
                             }
-                            // Applied: the retry's etag is stale (409), and the fresh read shows the change: nothing more is written.
-                            applied = google.applied === true;
-                            answered = !applied;
-                        }
-                        if (hit?.kind === "unavailable") {
-                            outcome.clean = false;
-                            stopStarting = true;
-                            // Undone only where no attempt can have applied: after a reset, one may have (parentPolicy.ts,
-                            // neverApplied), so its record stays (seed 11, case 9911).
-                            if (google?.kind !== "reset") rec.undo();
-                            throw new Error("503");
-                        }
-                        if (hit?.landsAfter !== undefined) {
-                            this.iam.send({ changes, etag: rmw.before.etag ?? "", reads: hit.landsAfter, until: deadline, what });
-                        } else if (!applied) {
-                            this.iam.apply(changes);
-                        }
-                        if (this.besideAt === n && !preview) {
-                            if (this.besideLate) besideAtEnd = urnOf(m.name);
-                            else await this.previewBeside(urnOf(m.name), changes.map((c) => c.at), outcome);
-                        }
-                        if (hit) {
-                            this.log.push(`  ! ${hit.kind} ${hit.landsAfter !== undefined ? `while the write of ${what} is in flight` : `after ${what} was applied`}`);
-                            outcome.struck = hit.kind !== "lost-answer";
-                            outcome.clean = false;
-                            switch (hit.kind) {
-                                case "lost-answer":
+                            await rec.durable;
+                            // A process killed meanwhile sends nothing more.
+                            if (!p.alive) throw new Error("the plugin died");
+                            for (const c of changes) this.known.set(placedKey(c.at), c.at);
+                            // Whether Google applied the write already (a reset), and whether its answer to this record comes (rec.landed).
+                            let applied = false;
+                            let answered = true;
+                            const google = fault?.at === n ? fault : undefined;
+                            if (google?.kind === "conflict") {
+                                this.iam.touch(m.at.parent);
+                                rec.undo();
+                                this.log.push(`  ! 409 on the write of ${what}: another writer changed the policy since its read${google.lands ? "; it reads again and writes" : ", and does on every retry"}`);
+                                if (!google.lands) throw failAtDeadline("409 ABORTED: concurrent policy changes on every attempt within the request timeout");
+                                this.pass(1000);
+                                changes = changesNow();
+                                if (changes.length === 0) {
+                                    overtaken();
+                                    return "ok" as const;
+                                }
+                                rmw = readPolicy();
+                                rec = ctx.wrote(PARENTS[m.at.parent], rmw.before, rmw.after, deadline);
+                                await rec.durable;
+                                if (!p.alive) throw new Error("the plugin died");
+                                for (const c of changes) this.known.set(placedKey(c.at), c.at);
+                            } else if (google?.kind === "quota") {
+                                this.log.push(`  ! 429 on the write of ${what}: ${google.lands ? `its turn under the quota comes ${google.waitMs ?? 0} ms later` : "no turn under the quota before its deadline"}`);
+                                if (!google.lands) {
+                                    rec.undo();
+                                    throw failAtDeadline("429: no room under the quota within the request timeout");
+                                }
+                                this.pass(google.waitMs ?? 0);
+                                // What else is under way goes on meanwhile.
+                                for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+                                if (!p.alive) throw new Error("the plugin died");
+                            } else if (google?.kind === "reset") {
+                                this.log.push(`  ! connection reset on the write of ${what}: Google ${google.applied ? "applied" : "never applied"} it, and the answer is lost`);
+                                if (google.applied) this.iam.apply(changes);
+                                if (!google.lands) {
+                                    outcome.clean = false;
                                     stopStarting = true;
-                                    throw new Error("the answer was lost");
-                                case "kill-plugin":
-                                case "kill-cli":
-                                case "crash-machine":
-                                    throw die(hit.kind);
-                                case "ctrl-c":
-                                    for (const x of procs.values()) x.j.cancel();
-                                    stopStarting = true;
-                                    if (hit.again) secondCtrlC = { kind, m };
-                                    break;
-                                case "ctrl-c-twice":
-                                    for (const x of procs.values()) {
-                                        x.j.cancel();
-                                        x.j.cancel();
-                                    }
-                                    stopStarting = true;
-                                    recordNothing = true;
-                                    if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
-                                    // The CLI exits at once: the save of the step that ended just before may not be done
-                                    // (its Create stays pending, as the engine saved it when the step began).
-                                    if (this.unsaved) {
-                                        this.saveAtRisk(this.unsaved);
-                                        if (this.draws.chance(0.5)) this.loseLastSave(this.unsaved);
-                                    }
-                                    break;
+                                    throw new Error("the connection was reset, and no retry got an answer");
+                                }
+                                // Applied: the retry's etag is stale (409), and the fresh read shows the change: nothing more is written.
+                                applied = google.applied === true;
+                                answered = !applied;
                             }
-                        }
-                        if (answered) rec.landed(this.iam.policy(m.at.parent));
-                        return "ok" as const;
-                    },
+                            if (hit?.kind === "unavailable") {
+                                outcome.clean = false;
+                                stopStarting = true;
+                                // Undone only where no attempt can have applied: after a reset, one may have (parentPolicy.ts,
+                                // neverApplied), so its record stays (seed 11, case 9911).
+                                if (google?.kind !== "reset") rec.undo();
+                                throw new Error("503");
+                            }
+                            if (hit?.landsAfter !== undefined) {
+                                this.iam.send({ changes, etag: rmw.before.etag ?? "", reads: hit.landsAfter, until: deadline, what });
+                            } else if (!applied) {
+                                this.iam.apply(changes);
+                            }
+                            if (this.besideAt === n && !preview) {
+                                if (this.besideLate) besideAtEnd = urnOf(m.name);
+                                else await this.previewBeside(urnOf(m.name), changes.map((c) => c.at), outcome);
+                            }
+                            if (hit) {
+                                this.log.push(`  ! ${hit.kind} ${hit.landsAfter !== undefined ? `while the write of ${what} is in flight` : `after ${what} was applied`}`);
+                                outcome.struck = hit.kind !== "lost-answer";
+                                outcome.clean = false;
+                                switch (hit.kind) {
+                                    case "lost-answer":
+                                        stopStarting = true;
+                                        throw new Error("the answer was lost");
+                                    case "kill-plugin":
+                                    case "kill-cli":
+                                    case "crash-machine":
+                                        throw die(hit.kind);
+                                    case "ctrl-c":
+                                        for (const x of procs.values()) x.j.cancel();
+                                        stopStarting = true;
+                                        if (hit.again) secondCtrlC = { kind, m };
+                                        break;
+                                    case "ctrl-c-twice":
+                                        for (const x of procs.values()) {
+                                            x.j.cancel();
+                                            x.j.cancel();
+                                        }
+                                        stopStarting = true;
+                                        recordNothing = true;
+                                        twice = true;
+                                        if (kind === "create") this.checkpoint.pendingCreates.set(urnOf(m.name), m);
+                                        // The CLI exits at once: the save of the step that ended just before may not be done
+                                        // (its Create stays pending, as the engine saved it when the step began).
+                                        if (this.unsaved) {
+                                            this.saveAtRisk(this.unsaved);
+                                            if (this.draws.chance(0.5)) this.loseLastSave(this.unsaved);
+                                        }
+                                        break;
+                                }
+                            }
+                            if (answered) rec.landed(this.iam.policy(m.at.parent));
+                            return "ok" as const;
+                    })(); } finally { twiceAtAnswer = twice; } },
                     (r) => (r === "gone" || kind === "delete" ? undefined : claimOf(read ? readFound.get(m.name) ?? m : m)));
                 // A killed process answers nothing: the engine sees its connection close. Where the journal kept the
                 // answer first, the engine never heard what the journal took for answered (see knownIssue in case.ts).
@@ -891,12 +896,19 @@ export class Stack {
                     if (!preview && !read && result === "ok") for (const g of grantsOf(m)) this.unheard.set(placedKey(g), g);
                     throw new Error("the plugin died");
                 }
+                // Answered before a second Ctrl-C that came before the engine recorded it (another operation's write
+                // was struck meanwhile): the journal kept the answer, the engine never saved it (the lost-save issue).
+                if (result === "ok" && !preview && !read && twice && !twiceAtAnswer) {
+                    this.lostSave = true;
+                    this.putAtRisk([m]);
+                }
                 // The second Ctrl-C, once the answer reached the engine: it closes its plugins and records nothing more.
                 if (secondCtrlC !== undefined) {
                     const { kind: was, m: struck } = secondCtrlC;
                     secondCtrlC = undefined;
                     for (const x of procs.values()) x.j.cancel();
                     recordNothing = true;
+                    twice = true;
                     if (was === "create") this.checkpoint.pendingCreates.set(urnOf(struck.name), struck);
                     // The answer came between the two: the engine never saved it (the known issue of a lost save).
                     this.lostSave = true;

@@ -286,7 +286,8 @@ export class Journal {
                 } else if (l.op === "holds") {
                     // What the stack holds outlives every run: the latest of each resource is carried.
                     const identity = l.claim ? identityOf(l.claim) : l.of;
-                    if (identity === undefined || this.known.heldAs(l.urn, identity)?.at === l.at) carry.push(l);
+                    const seenIn = l.run ?? runOf(peer);
+                    if (identity === undefined || this.known.heldAs(l.urn, identity)?.at === l.at) carry.push(seenIn !== undefined ? { ...l, run: seenIn } : l);
                 } else if (sameRun && (l.op === "declare" || l.op === "said")) {
                     carry.push(l);
                 }
@@ -428,12 +429,12 @@ export class Journal {
         const engineWord = !(declared && (this.readHere.has(urn) || (this.previewRun && this.command.refresh === true)) &&
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
-        // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's (no Diff says):
-        // it does not replace what a live process of another run (an update beside it) noted of the resource.
+        // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's until its run
+        // writes (no Diff says): it does not replace what another run noted of the resource, which may be an update
+        // beside it, live or ended since (a preview's Diffs may come long after its read).
         const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
-        const besideLive = () => this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run &&
-            noted.writer !== this.self.id && (live ??= this.livePeers()).has(noted.writer);
-        if (held && engineWord && !replaced && !pendingOld && !((this.previewRun || besideLive()) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
+        const mayBeOlder = this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run;
+        if (held && engineWord && !replaced && !pendingOld && !((this.previewRun || mayBeOlder) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // A preview's olds were read as it began, maybe before this item's answer (an `up` beside it): no word on it.
@@ -615,7 +616,9 @@ export class Journal {
         // members as what it holds, and a removal another resource's state still holds would go unsaid and unfixed).
         const mayBePreviewRead = previewRead || (read && this.unknownCommand && !this.sawUpdate && this.rules.fires("preview-read-no-record"));
         // A Delete's grant is gone from IAM whether or not the engine records it: what the stack holds loses it even
-        // once the run is being stopped. Another answer then may never be recorded (a create cleared as pending).
+        // once the run is being stopped by one Ctrl-C (the engine still records the steps under way). After a second
+        // the engine records nothing more: the resource stays in its state, holding what it held (seed 1, case 1554).
+        // Another answer then may never be recorded (a create cleared as pending).
         // A replaced resource's Delete drops what it held, not what its replacement (of another identity) holds
         // under the same URN; with `--replace` the two are one identity, and the replacement's hold stays.
         const of = claim ?? op.held;
@@ -625,7 +628,7 @@ export class Journal {
         // gains the answer's grants (a later Delete leaves them to it) and keeps what it held (a removal stays held,
         // and said). After a second one the engine records nothing more: the answer holds nothing.
         if (of && !op.preview && !mayBePreviewRead && ownHold) {
-            if (!(this.stopping && !drops && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null, drops && replaced);
+            if (!(this.stopping && (!drops || this.cancels > 1) && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null, drops && replaced);
             else if (claim && this.cancels <= 1) {
                 const was = this.known.heldAs(urn, identityOf(of))?.claim;
                 const kept = new Set(claim.grants.map(grantKey));

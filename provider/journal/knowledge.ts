@@ -82,8 +82,9 @@ export type Line =
      * The engine's state of `urn` holds `claim` (null: the engine dropped it), as of `at` (ms since the epoch): what
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
      * `replaced`: dropped by the Delete of a resource replaced in its run (deleteBeforeReplace's first step).
+     * `run`: the run that saw it, where the line was carried from another run's file (a carrier's run did not).
      */
-    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string; replaced?: true }
+    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string; replaced?: true; run?: string }
     /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
     | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
@@ -203,7 +204,8 @@ export class Knowledge {
                     const was = this.holds.get(key);
                     if (was && was.at > line.at) continue;
                     if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(key);
-                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(run !== undefined ? { run } : {}), ...(line.replaced ? { replaced: true as const } : {}) });
+                    const seenIn = line.run ?? run;
+                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(seenIn !== undefined ? { run: seenIn } : {}), ...(line.replaced ? { replaced: true as const } : {}) });
                     if (line.claim) {
                         let grants = this.heldGrants.get(line.claim.parent);
                         if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));

@@ -13,8 +13,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
     },
     "preview-holds-nothing": {
-        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (any Diff may be a preview's), a Diff's state does not replace what a live process of another run noted.",
-        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant)", "sim"],
+        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (a Diff may be a preview's until its run writes), a Diff's state does not replace what another run noted, live or ended.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant; a preview's Diffs after an `up` added a member to a Binding)", "sim"],
     },
     "preview-olds-predate-answers": {
         says: "A preview's olds were read as it began and may predate an answer given since (an `up` beside it): an answered item is neither settled nor forced by them; where the command line is unknown (a Diff not yet shown to be an update's may be a preview's), a Diff's reason for an answered item says it may.",
@@ -73,8 +73,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (Ctrl-C twice after the answers)", "tests/e2e/deployment.test.ts", "sim"],
     },
     "answer-after-stop": {
-        says: "An answer given once the run is being stopped may find an engine that no longer records it: it is left to the next run's word, and (after one Ctrl-C, not two) what the stack holds gains its grants but loses none.",
-        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (one Binding of a role replaced by another, Ctrl-C after the new one's write, then `pulumi up --target` of the old one)", "sim"],
+        says: "An answer given once the run is being stopped may find an engine that no longer records it: it is left to the next run's word, and (after one Ctrl-C, not two) what the stack holds gains its grants but loses none; after a second Ctrl-C not even a Delete's answer drops what the resource held.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (one Binding of a role replaced by another, Ctrl-C after the new one's write, then `pulumi up --target` of the old one; a Binding and a Member of one grant, a `destroy` cut off by a second Ctrl-C)", "sim"],
     },
     "preview-read-no-record": {
         says: "What a Read of a preview answered (preview --refresh, --preview-only) is saved nowhere: it records and holds nothing; where the command line is unknown, neither does a Read of a process sent nothing a preview does not send.",

@@ -157,6 +157,29 @@ describe("the journal's simulator", function () {
         expect(c2104.known, "its Delete removed the grant in the command that lost the save").to.equal(undefined);
     });
 
+    // Found once the simulator drew a Binding and a Member of one grant (seed 1, case 1554): a `destroy` cut off by a
+    // second Ctrl-C, the Binding's Delete answered after it; the journal took the drop for what the stack holds,
+    // though the engine records nothing after a second Ctrl-C. An update of the Member (`up --target`) put the grant
+    // back, and its `destroy --target` then removed the grant the Binding's state still holds. An answer given before
+    // the second Ctrl-C that the engine had not yet recorded is the lost-save issue's, of that operation's grants.
+    for (const known of [true, false]) {
+        for (const at of [1, 2]) {
+            it(`a Binding and a Member of one grant, a \`destroy\` cut off by a second Ctrl-C at write ${at} (command line ${known ? "known" : "unknown"}): the Member's later \`destroy --target\` leaves the grant`, async () => {
+                const bob = "user:bob@example.com";
+                const bind: Member = { name: "bind", at: { parent: 1, grant: { role: BINDING_ROLE, member: bob } }, members: [bob], provider: "default" };
+                const share: Member = { name: "share", at: bind.at, provider: "explicit" };
+                const c = base({ commandKnown: known, initial: [bind, share], steps: [{ program: [bind, share], command: { kind: "destroy", skipPreview: true },
+                    strike: { kind: "ctrl-c-twice", at }, then: [{ kind: "up", skipPreview: true, targets: [urnOf("share")] }, { kind: "destroy", skipPreview: true, targets: [urnOf("share")] }], revert: false }] });
+                const unexplained: string[] = [];
+                for (let seed = 0; seed < 16; seed++) {
+                    const v = await runCase({ ...c, seed }, new Rules());
+                    if (v.known === undefined) unexplained.push(...v.violations);
+                }
+                expect(unexplained).to.deep.equal([]);
+            });
+        }
+    }
+
     // A CI run's random seed (seed 11, case 3623): a plugin killed after the journal kept a Delete's answer (it left its
     // grant to a twin) and before the engine heard it; a later Delete of the twin removed the grant the state still
     // held. Named as its own known issue, of that grant only.
@@ -273,6 +296,23 @@ describe("the journal's simulator", function () {
         expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.deep.equal([]);
     });
 
+    // A Binding and a Member of one role and member (a program the provider warns of): a preview that read the state
+    // before an `up` added a member to the Binding sends its Diffs once the up has ended. Its olds are the Binding's
+    // older members; taken for what the stack holds, a `destroy --target` of the Member before any other run found no
+    // other holder of that member and removed it, though the Binding declares it.
+    for (const known of [true, false]) {
+        it(`a preview's Diffs after an \`up\` added a member to a Binding (command line ${known ? "known" : "unknown"}), then \`destroy --target\` of a Member of that role and member: the member stays`, async () => {
+            const ann = "user:ann@example.com", bob = "user:bob@example.com";
+            const bind = (members: string[]): Member => ({ name: "bind", at: { parent: 0, grant: { role: BINDING_ROLE, member: members[0] } }, members, provider: "default" });
+            const m: Member = { name: "m", at: { parent: 0, grant: { role: BINDING_ROLE, member: bob } }, provider: "explicit" };
+            const c = base({ commandKnown: known, initial: [bind([ann])], steps: [
+                { program: [bind([ann, bob]), m], command: { kind: "up", skipPreview: true }, beside: 1, besideLate: "ended", then: [{ kind: "destroy", skipPreview: true, targets: [urnOf("m")] }], revert: false },
+            ] });
+            expect(await violationsOf(c)).to.deep.equal([]);
+            expect(await violationsOf(c, ["preview-holds-nothing"]), "the rule switched off").to.not.deep.equal([]);
+        });
+    }
+
     // A preview that read the state before an `up` replaced one of two twins sends its Diffs once the up has ended:
     // its olds name the replaced Member's old grant, which no state holds any more. Taken as held, a later Delete of
     // the other twin left that grant to the replaced one, in IAM and in no state.
@@ -284,10 +324,9 @@ describe("the journal's simulator", function () {
                 { program: [{ ...twins[0], at: bob }], command: { kind: "destroy", skipPreview: true, targets: [urnOf("b")] }, then: [], revert: false },
             ] });
             expect(await violationsOf(c)).to.deep.equal([]);
-            // Where the command line is known, the preview holds nothing either (preview-holds-nothing); where it is
-            // not, and the up has ended, only the rule that olds of a replaced resource hold nothing keeps it.
-            const off: RuleName[] = known ? ["pending-replacement-holds-nothing", "preview-holds-nothing"] : ["pending-replacement-holds-nothing"];
-            expect(await violationsOf(c, off), "switched off").to.not.deep.equal([]);
+            // The preview holds nothing either (preview-holds-nothing): where the command line is unknown, its Diffs,
+            // sent before any write of its run, do not replace what the up noted.
+            expect(await violationsOf(c, ["pending-replacement-holds-nothing", "preview-holds-nothing"]), "both switched off").to.not.deep.equal([]);
         });
     }
 
