@@ -201,10 +201,22 @@ function addAlong(d: Draws, c: { initial: Member[]; steps: Step[] }, first: Memb
 function drawShared(seed: number, c: { initial: Member[]; steps: Step[] }): void {
     const d = new Draws(seed ^ 0x5a4ed);
     if (!d.chance(0.2)) return;
-    const bindings = [...c.initial, ...c.steps.flatMap((s) => s.program)].filter((m) => m.members !== undefined && m.at.grant.role === BINDING_ROLE);
+    const isBinding = (m: Member) => m.members !== undefined && m.at.grant.role === BINDING_ROLE;
+    const bindings = [...c.initial, ...c.steps.flatMap((s) => s.program)].filter(isBinding);
     if (bindings.length === 0) return;
+    // Mostly a member an update adds to a Binding: its preview's olds then lack it.
+    const added: { parent: number; member: string }[] = [];
+    let before = c.initial;
+    for (const s of c.steps) {
+        for (const b of s.program.filter(isBinding)) {
+            const old = before.find((x) => x.name === b.name && x.at.parent === b.at.parent);
+            for (const member of old ? b.members!.filter((u) => !old.members!.includes(u)) : []) added.push({ parent: b.at.parent, member });
+        }
+        before = s.program;
+    }
     const b = d.pick(bindings);
-    const share: Member = { name: "share", at: { parent: b.at.parent, grant: { role: BINDING_ROLE, member: d.pick(b.members!) } }, provider: d.chance(0.5) ? "explicit" : "default" };
+    const { parent, member } = added.length && d.chance(0.7) ? d.pick(added) : { parent: b.at.parent, member: d.pick(b.members!) };
+    const share: Member = { name: "share", at: { parent, grant: { role: BINDING_ROLE, member } }, provider: d.chance(0.5) ? "explicit" : "default" };
     // A step that left the program as it was leaves it so (one array).
     const made = new Map<Member[], Member[]>();
     const withIt = (program: Member[]): Member[] => {
@@ -219,8 +231,9 @@ function drawShared(seed: number, c: { initial: Member[]; steps: Step[] }): void
     for (const s of c.steps) {
         s.program = withIt(s.program);
         for (const cmd of [s.command, ...s.then]) if (cmd.targets?.length && d.chance(0.3)) cmd.targets = [urnOf(share.name)];
-        // A step whose Binding gains the member: a preview beside it may read the Binding without it.
-        const gains = s.program.includes(share) && !was.includes(share);
+        // A step whose Binding's update adds the member: a preview beside it may read the Binding without it.
+        const gains = s.program.includes(share) && !was.includes(share) && was.some((x) => isBinding(x) && x.at.parent === share.at.parent &&
+            s.program.some((y) => y.name === x.name && y.at.parent === x.at.parent));
         if (gains && s.beside === undefined && d.chance(0.4)) Object.assign(s, { beside: 1, besideLate: d.pick(["open", "ended"] as const) });
         // The user, warned of two resources of one grant, destroys the Member alone.
         if (d.chance(gains ? 0.5 : 0.2)) s.then.push({ kind: "destroy", skipPreview: d.chance(0.5), targets: [urnOf(share.name)] });

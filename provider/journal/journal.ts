@@ -430,11 +430,20 @@ export class Journal {
             this.rules.fires("read-answer-is-no-word"));
         // A preview's state was read as it began: an `up` beside it may have changed the stack since, so it is no
         // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's until its run
-        // writes (no Diff says): it does not replace what another run noted of the resource, which may be an update
-        // beside it, live or ended since (a preview's Diffs may come long after its read).
+        // writes (no Diff says), and what another run noted of the resource may be newer (an update beside it, live or
+        // ended since: a preview's Diffs may come long after its read) or older (a drop whose save a second Ctrl-C
+        // lost). Which cannot be told: what the stack holds gains the Diff's grants and loses none.
         const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
         const mayBeOlder = this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run;
-        if (held && engineWord && !replaced && !pendingOld && !((this.previewRun || mayBeOlder) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
+        if (held && engineWord && !replaced && !pendingOld) {
+            if (!((this.previewRun || mayBeOlder) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
+            else if (!this.previewRun && noted) {
+                const had = noted.claim?.grants ?? [];
+                const kept = new Set(had.map(grantKey));
+                const more = held.grants.filter((g) => !kept.has(grantKey(g)));
+                if (more.length) this.hold(urn, held, { ...held, grants: [...had, ...more] });
+            }
+        }
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
             // A preview's olds were read as it began, maybe before this item's answer (an `up` beside it): no word on it.

@@ -313,6 +313,22 @@ describe("the journal's simulator", function () {
         });
     }
 
+    // The simulator draws that flow (drawShared in sim/case.ts: a Member of a Binding's role and member, a preview
+    // beside the step whose update adds the member to the Binding, the Member destroyed alone), and catches the rule
+    // switched off (seed 1, case 7989, command line unknown).
+    it("a drawn Member of a Binding's role and member, a preview beside the Binding's update, then `destroy --target` of the Member: the rule switched off is caught (seed 1, case 7989)", async () => {
+        const c = drawCase(caseSeed(1, 7989));
+        expect((await runCase(c, new Rules())).violations).to.deep.equal([]);
+        expect((await runCase(c, new Rules(new Set(["preview-holds-nothing"])))).violations.join("\n")).to.match(/bind0's grant .* was removed, though the stack still holds it/);
+    });
+
+    // The other side of it (seed 34, case 8488, command line unknown): a Delete answered between two Ctrl-Cs, its save
+    // lost, noted as a drop; the next run's Diff of it (olds: its grant) may be a preview's, and once it only kept what
+    // another run noted, the drop stayed, and a Delete of the twin removed the grant. The Diff adds its grants.
+    it("a Delete's drop noted, its save lost to a second Ctrl-C: a Diff that may be a preview's adds its olds' grants to what the stack holds (seed 34, case 8488)", async () => {
+        expect((await runCase(drawCase(caseSeed(34, 8488)), new Rules())).violations).to.deep.equal([]);
+    });
+
     // A preview that read the state before an `up` replaced one of two twins sends its Diffs once the up has ended:
     // its olds name the replaced Member's old grant, which no state holds any more. Taken as held, a later Delete of
     // the other twin left that grant to the replaced one, in IAM and in no state.
