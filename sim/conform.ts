@@ -10,7 +10,7 @@
 
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
-import { Answer, Checkpoint, Command, Draws, Guide, Member, Placed, Phase, SentCall, Stack, Transition, urnOf } from "./model";
+import { Answer, Checkpoint, Command, CommandOutcome, Draws, Guide, Member, Placed, Phase, providerUrn, SentCall, Stack, Transition, urnOf } from "./model";
 import type { ParentKind, Trace, TraceCall, TraceCommand, TraceResource, TraceState } from "./trace";
 
 /** The calls about a resource: what the engine model decides. The rest (Handshake, Configure, Cancel …) it does not. */
@@ -20,17 +20,57 @@ const PARENT_INDEX: Record<ParentKind, number> = { service: 0, consumer: 1, poli
 
 const parentKindOf = (name: string): ParentKind => (!name.includes("/consumers/") ? "service" : /\/consumers\/pol-/.test(name) ? "policyConsumer" : "consumer");
 
-/** A trace's resource as the model's: a Binding or a Policy stands as its first grant (the engine's flow is the same). */
+const grantOf = (g: string) => {
+    const [role, ...member] = g.split(" ");
+    return { role, member: member.join(" ") };
+};
+
+/** A trace's resource as the model's: a Member, a Binding (its role's members) or a Policy (every grant it owns). */
 function memberOf(r: TraceResource): Member {
-    const [role, ...member] = (r.grants[0] ?? "roles/none user:none@example.com").split(" ");
+    const grants = r.grants.map(grantOf);
+    const binding = /IamBinding:/.test(r.type);
+    const policy = /IamPolicy:/.test(r.type);
     return {
         name: r.name,
-        at: { parent: PARENT_INDEX[r.parent], grant: { role, member: member.join(" ") } },
+        at: { parent: PARENT_INDEX[r.parent], grant: grants[0] ?? { role: "roles/none", member: "user:none@example.com" } },
         provider: r.provider.startsWith("default") ? "default" : "explicit",
+        ...(binding && grants.length ? { members: grants.map((g) => g.member) } : {}),
+        ...(policy ? { owns: grants } : {}),
         ...(r.deleteBeforeReplace ? { deleteBeforeReplace: true } : {}),
         ...(r.pendingReplacement ? { pendingReplacement: true } : {}),
         ...(/IamMember:/.test(r.type) ? {} : { type: r.type }),
     };
+}
+
+/**
+ * A recorded journal's text as the model names things (model.ts): the campaign's project, stack, parents and
+ * emulator become the model's, each resource's URN the one the model gives its name, each provider the model's.
+ */
+function translated(text: string, label: string, version: string): string {
+    const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return text
+        .replace(new RegExp(`urn:pulumi:[^:"]+::${esc(label)}::([^"|]+?)::([^"|:]+)`, "g"), (_, type: string, name: string) =>
+            type === "pulumi:providers:cloud" ? providerUrn(name.startsWith("default") ? "default" : "explicit", version) : urnOf(name))
+        .replace(/http:\/\/127\.0\.0\.1:\d+/g, "http://127.0.0.1:1")
+        .split(`${label}.endpoints.campaign-project.cloud.goog`).join("a.endpoints.sim.cloud.goog")
+        .split(`cons-${label}`).join("tenant")
+        .split(`pol-${label}`).join("owned");
+}
+
+const KIND_OF_MODEL_PARENT: Record<string, ParentKind> = {
+    "services/a.endpoints.sim.cloud.goog": "service",
+    "services/a.endpoints.sim.cloud.goog/consumers/tenant": "consumer",
+    "services/a.endpoints.sim.cloud.goog/consumers/owned": "policyConsumer",
+};
+
+/** The journal's notes in what the model's run said, as the campaign records the CLI's (`+|- parent-kind role member`). */
+function notesOf(said: CommandOutcome["said"]): string[] {
+    const out = new Set<string>();
+    for (const { note } of said) {
+        for (const m of note.text.matchAll(/(\S+ \S+) on (services\/\S+) was written for /g)) out.add(`+ ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
+        for (const m of note.text.matchAll(/(\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.add(`- ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
+    }
+    return [...out].sort();
 }
 
 function checkpointOf(s: TraceState): Checkpoint {
@@ -129,6 +169,10 @@ export interface Conformance {
     /** The first call (or checkpoint) the model could not place, if any. */
     divergence?: string;
     took: Map<Transition, number>;
+    /** Commands whose notes were compared: the core fed what the plugin read (its journal, IAM, the engine's calls). */
+    notesCompared: number;
+    /** The first command whose notes the core said otherwise than the real plugin, if any. */
+    notesDiffer?: string;
 }
 
 const describeCall = (c: { method: string; name: string; preview?: boolean }) => `${c.method}${c.preview ? " (preview)" : ""} ${c.name}`;
@@ -168,7 +212,7 @@ export async function conform(trace: Trace): Promise<Conformance> {
     const world = new World();
     const stack = new Stack(new Rules(), new Draws(0), world);
     stack.trace = true;
-    const out: Conformance = { label: trace.label, commands: trace.commands.length, took: stack.took };
+    const out: Conformance = { label: trace.label, commands: trace.commands.length, took: stack.took, notesCompared: 0 };
     const say = (i: number, cmd: TraceCommand, what: string) => `command ${i + 1} (\`pulumi ${cmd.args.join(" ")}\`${cmd.fault ? `, struck: ${cmd.fault}` : ""}): ${what}`;
     for (const [i, cmd] of trace.commands.entries()) {
         // A command the CLI refused before its engine ran (a locked stack) sent nothing, and the model runs nothing.
@@ -180,7 +224,17 @@ export async function conform(trace: Trace): Promise<Conformance> {
         const cutOff = cmd.fault !== undefined || cmd.calls.some((c) => c.end === undefined);
         stack.guide = new TraceGuide(allRuns, cmd.fault !== undefined);
         stack.sent.length = 0;
-        await stack.command(commandOf(cmd.args));
+        // What the real plugin read as the command began: the journal its processes left, IAM, the clock.
+        const fed = cmd.journal !== undefined && cmd.iam !== undefined && cmd.startedAt !== undefined;
+        if (fed) {
+            world.now = cmd.startedAt!;
+            world.load(Object.fromEntries(Object.entries(cmd.journal!).map(([name, text]) => [name, translated(text, trace.label, stack.version)])));
+            stack.iam.load(cmd.iam!.flatMap((g) => {
+                const [kind, ...rest] = g.split(" ");
+                return kind in PARENT_INDEX ? [{ parent: PARENT_INDEX[kind as ParentKind], grant: grantOf(rest.join(" ")) }] : [];
+            }));
+        }
+        const said = await stack.command(commandOf(cmd.args));
         const modelRuns = [...new Set(stack.sent.filter((c) => RESOURCE_CALLS.has(c.method)).map((c) => c.run))];
         // The model's runs that sent calls, against the engine's (a run that sent nothing about a resource is left out).
         for (let r = 0; r < Math.max(runs.length, modelRuns.length); r++) {
@@ -189,6 +243,14 @@ export async function conform(trace: Trace): Promise<Conformance> {
             if (!engine) return { ...out, divergence: say(i, cmd, `the model runs the engine ${modelRuns.length} times with calls; the engine ran ${runs.length} (run ${r + 1} of the model sends ${describeCall(model[0])})`) };
             const diverges = compareRun(engine.filter((c) => RESOURCE_CALLS.has(c.method)), model);
             if (diverges) return { ...out, divergence: say(i, cmd, `run ${r + 1}: ${diverges}`) };
+        }
+        // (b): the notes of a command that ran to its end (a struck one printed what it reached).
+        if (fed && cmd.said !== undefined && !cutOff) {
+            out.notesCompared++;
+            const mine = notesOf(said.said);
+            if (out.notesDiffer === undefined && mine.join("\n") !== cmd.said.join("\n")) {
+                out.notesDiffer = say(i, cmd, `the real plugin said [${cmd.said.join("; ")}]; the core, fed the trace, says [${mine.join("; ")}]`);
+            }
         }
         if (!cutOff) {
             const next = trace.commands[i + 1]?.before ?? trace.after;

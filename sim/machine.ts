@@ -73,6 +73,28 @@ export class World {
         this.files.clear();
     }
 
+    /**
+     * The folder as a real plugin left it (a recorded trace): each file's lines, its writer dead, every line durable.
+     * A torn last line is skipped, as the shell's reader skips it.
+     */
+    load(files: Record<string, string>): void {
+        this.files.clear();
+        for (const [name, text] of Object.entries(files)) {
+            const lines: Line[] = [];
+            for (const raw of text.split("\n")) {
+                try {
+                    if (raw.trim()) lines.push(JSON.parse(raw) as Line);
+                } catch {
+                    // torn
+                }
+            }
+            const hello = lines[0];
+            if (hello?.op !== "hello") continue;
+            const file: SimFile = { name, writer: hello.writer, lines, durable: lines.length, touched: this.now, peer: { file: name, lines, touched: this.now, writer: hello.writer } };
+            this.files.set(name, file);
+        }
+    }
+
     fileCount(): number {
         return this.files.size;
     }

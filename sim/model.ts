@@ -105,6 +105,15 @@ export class Iam {
     /** `log`: the case's transcript, where a write in flight is told to land. */
     constructor(private readonly log: string[] = []) {}
 
+    /** IAM as a recorded trace found it: every parent's policy replaced (its etag moves). */
+    load(grants: Placed[]): void {
+        for (const [parent, m] of this.policies.entries()) {
+            m.clear();
+            this.versions[parent]++;
+        }
+        for (const g of grants) this.policies[g.parent].set(grantKey(g.grant), g.grant);
+    }
+
     has(p: Placed): boolean {
         return this.policies[p.parent].has(grantKey(p.grant));
     }
@@ -696,9 +705,11 @@ export class Stack {
                             const keeps = (at: Placed): boolean => {
                                 const keeper = kept?.declaredBy(grantKey(at.grant));
                                 if (keeper === undefined) return false;
+                                // One only a run that may have been a preview saw holding it: the warning says "may".
+                                const maybe = kept?.maybe?.(grantKey(at.grant)) === true;
                                 if (!leftOnce.has(placedKey(at))) {
-                                    outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: declared by ${keeper}`, kind: "left", at, unchecked: true },
-                                        untrue: this.untrueLeft(keeper, at) });
+                                    outcome.said.push({ note: { text: `deleted, but left ${describePlaced(at)}: ${maybe ? "may be " : ""}declared by ${keeper}`, kind: "left", at, unchecked: true },
+                                        untrue: maybe ? undefined : this.untrueLeft(keeper, at) });
                                 }
                                 leftOnce.add(placedKey(at));
                                 return true;
@@ -1093,7 +1104,8 @@ export class Stack {
                 : m.owns ? false : m.members ? old.at.parent !== m.at.parent : placedKey(old.at) !== placedKey(m.at);
             if (old.provider !== m.provider) this.took1("provider changed");
             if (replace) steps.push({ kind: "replace", m, old });
-            else if (force || told === "update" || (authoritative(m) && !sameResource(old, m))) steps.push({ kind: "update", m, old });
+            // Guided by a trace, the engine's recorded Diff decides (a refresh may have read the resource as declared).
+            else if (force || told === "update" || (told === undefined && authoritative(m) && !sameResource(old, m))) steps.push({ kind: "update", m, old });
             else if (old.provider !== m.provider) record(() => this.checkpoint.resources.set(urn, m));
             // The engine runs a deleteBeforeReplace replacement as its resource registers: drawn, before the program's
             // later resources are Checked (the Node SDK registers them as the program runs), or after every Check.

@@ -131,10 +131,13 @@ export async function conformAll(dir: string, print: (line: string) => void): Pr
     for (const f of files) {
         const r = await conform(JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as Trace);
         results.push(r);
-        print(`${f}: ${r.commands} commands, ${r.divergence ? `DIVERGES: ${r.divergence}` : "conforms"}`);
+        const notes = r.notesCompared ? `; notes of ${r.notesCompared} commands ${r.notesDiffer ? `DIFFER: ${r.notesDiffer}` : "as the plugin said"}` : "";
+        print(`${f}: ${r.commands} commands, ${r.divergence ? `DIVERGES: ${r.divergence}` : "conforms"}${notes}`);
     }
     const unexercised = TRANSITIONS.filter((t) => !results.some((r) => (r.took.get(t) ?? 0) > 0));
     print(`model flows no trace exercised: ${unexercised.length ? unexercised.join("; ") : "none"}`);
+    const fed = results.filter((r) => r.notesCompared > 0);
+    print(`the core fed ${fed.length} traces (${fed.reduce((n, r) => n + r.notesCompared, 0)} commands): ${fed.filter((r) => r.notesDiffer).length} say otherwise than the plugin`);
     print(`${results.length} traces, ${results.filter((r) => r.divergence).length} diverging`);
     return results;
 }

@@ -57,6 +57,14 @@ export interface TraceCommand {
     /** The resources its program registered (none for a destroy or a refresh). */
     program: TraceResource[];
     calls: TraceCall[];
+    /** What IAM held as it started, as `parent-kind role member` (recorded since the journal's notes are). */
+    iam?: string[];
+    /** The stack's crash journal as it started: each file's name and its lines, as the plugin left them. */
+    journal?: Record<string, string>;
+    /** The journal's notes it printed: `+ parent-kind role member` (in IAM, in no state), `-` (removed, a state holds it). */
+    said?: string[];
+    /** When it started (ms since the epoch). */
+    startedAt?: number;
 }
 
 export interface Trace {
@@ -189,14 +197,17 @@ const ENGINE = new Set(["up", "preview", "refresh", "destroy", "import"]);
  * A trial's trace from what the campaign kept: each command's arguments, fault, checkpoint as it started and log.
  * `log(file)` reads one command's log (undefined: the command wrote none).
  */
-export function traceOf(trial: { label: string; commands: { args: string[]; fault?: string; file: string; before?: string; code?: number }[]; after?: string },
+export function traceOf(trial: { label: string; commands: { args: string[]; fault?: string; file: string; before?: string; code?: number; iam?: string[];
+    journal?: Record<string, string>; said?: string[]; startedAt?: number }[]; after?: string },
     log: (file: string) => string | undefined): Trace {
     const commands: TraceCommand[] = [];
     for (const c of trial.commands) {
         if (!ENGINE.has(c.args[0])) continue;
         const { program, calls } = callsOf(log(c.file) ?? "");
         const refused = c.code !== undefined && c.code !== 0 && !calls.some((x) => x.method !== "Handshake" && x.method !== "Cancel");
-        commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls });
+        commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls,
+            ...(c.iam ? { iam: [...c.iam].sort() } : {}), ...(c.journal ? { journal: c.journal } : {}), ...(c.said ? { said: [...c.said].sort() } : {}),
+            ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}) });
     }
     return { label: trial.label, commands, after: stateOf(trial.after) };
 }

@@ -97,6 +97,8 @@ export class Journal {
     private sawPreview = false;
     /** An operation no preview sends came (a Delete, an unflagged Create or Update): this process serves no preview. */
     private sawUpdate = false;
+    /** When the first resource request came (the engine had read its state before). */
+    private attachedAt?: number;
     /** This run came after another of the same CLI process (the update after its preview): see laterRunOfCli. */
     private laterRun = false;
     private runMarked = false;
@@ -212,6 +214,7 @@ export class Journal {
     attach(a: Attached): void {
         if (this.attachedYet) return;
         this.attachedYet = true;
+        this.attachedAt = this.view.now;
         this.run = a.run;
         if ("why" in a) return this.unprotected(a.where, a.why);
         this.where = a.where;
@@ -367,6 +370,11 @@ export class Journal {
         return {
             policy: run.policy,
             declaredBy: (key) => run.declaredBy(key) ?? this.heldElsewhere(parent, key, urn, midway),
+            maybe: (key) => {
+                if (run.declaredBy(key) !== undefined) return false;
+                const other = this.heldElsewhere(parent, key, urn, midway);
+                return other !== undefined && this.known.mayHold(parent, key, other);
+            },
         };
     }
 
@@ -387,12 +395,13 @@ export class Journal {
      * What the engine's state of the resource `urn` whose claim was `of` holds now (`claim`; null: the engine dropped
      * it), as this process learnt it: noted where it differs from what is known.
      */
-    private hold(urn: string, of: Claim, claim: Claim | null, replaced = false): void {
+    private hold(urn: string, of: Claim, claim: Claim | null, replaced = false, may = false): void {
         const identity = identityOf(of);
         const was = this.known.heldAs(urn, identity);
         const text = (c: Claim | null) => (c ? `${c.parent}\n${c.grants.map(grantKey).sort().join("\n")}` : "");
-        if (was && text(was.claim) === text(claim) && (was.replaced === true) === replaced) return;
-        this.append({ op: "holds", urn, claim, at: this.view.now, ...(claim ? {} : { of: identity }), ...(replaced && !claim ? { replaced: true as const } : {}) });
+        if (was && text(was.claim) === text(claim) && (was.replaced === true) === replaced && (was.may === true) === may) return;
+        this.append({ op: "holds", urn, claim, at: this.view.now, ...(claim ? {} : { of: identity }), ...(replaced && !claim ? { replaced: true as const } : {}),
+            ...(may ? { may: true as const } : {}) });
     }
 
     /**
@@ -432,16 +441,18 @@ export class Journal {
         // word on what the stack holds now. Where the command line is unknown a Diff may be a preview's until its run
         // writes (no Diff says), and what another run noted of the resource may be newer (an update beside it, live or
         // ended since: a preview's Diffs may come long after its read) or older (a drop whose save a second Ctrl-C
-        // lost). Which cannot be told: what the stack holds gains the Diff's grants and loses none.
+        // lost). Noted since this process began, it is the newer (the engine read its state before); else which is
+        // cannot be told: what the stack holds gains the Diff's grants and loses none.
         const noted = held ? this.known.heldAs(urn, identityOf(held)) : undefined;
         const mayBeOlder = this.unknownCommand && !this.sawUpdate && noted !== undefined && noted.run !== this.run;
+        const notedSince = noted !== undefined && this.attachedAt !== undefined && noted.at > this.attachedAt;
         if (held && engineWord && !replaced && !pendingOld) {
             if (!((this.previewRun || mayBeOlder) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
-            else if (!this.previewRun && noted) {
+            else if (!this.previewRun && noted && !notedSince) {
                 const had = noted.claim?.grants ?? [];
                 const kept = new Set(had.map(grantKey));
                 const more = held.grants.filter((g) => !kept.has(grantKey(g)));
-                if (more.length) this.hold(urn, held, { ...held, grants: [...had, ...more] });
+                if (more.length) this.hold(urn, held, { ...held, grants: [...had, ...more] }, false, true);
             }
         }
         for (const item of engineWord ? this.known.open(urn) : []) {

@@ -83,8 +83,10 @@ export type Line =
      * the stack holds, kept across runs for a Delete in a run that does not Check every resource (see Deployment.kept).
      * `replaced`: dropped by the Delete of a resource replaced in its run (deleteBeforeReplace's first step).
      * `run`: the run that saw it, where the line was carried from another run's file (a carrier's run did not).
+     * `may`: taken in from a Diff that may have been a preview's, whose state may be older: the resource may no longer
+     * hold what it adds.
      */
-    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string; replaced?: true; run?: string }
+    | { op: "holds"; urn: string; claim: Claim | null; at: number; of?: string; replaced?: true; run?: string; may?: true }
     /** A Delete of `urn` began in this run (or, `failed`, ended without deleting it): see Journal.kept. */
     | { op: "deleting"; urn: string; failed?: true }
     | { op: "closed" };
@@ -106,6 +108,8 @@ export interface Held {
     run?: string;
     /** Dropped by the Delete of a resource replaced in its run. */
     replaced?: true;
+    /** Taken in from a Diff that may have been a preview's (the `holds` line's `may`). */
+    may?: true;
 }
 
 export class Knowledge {
@@ -205,7 +209,8 @@ export class Knowledge {
                     if (was && was.at > line.at) continue;
                     if (was?.claim) for (const g of was.claim.grants) this.heldGrants.get(was.claim.parent)?.get(grantKey(g))?.delete(key);
                     const seenIn = line.run ?? run;
-                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(seenIn !== undefined ? { run: seenIn } : {}), ...(line.replaced ? { replaced: true as const } : {}) });
+                    this.holds.set(key, { urn: line.urn, claim: line.claim, at: line.at, writer, ...(seenIn !== undefined ? { run: seenIn } : {}), ...(line.replaced ? { replaced: true as const } : {}),
+                        ...(line.may ? { may: true as const } : {}) });
                     if (line.claim) {
                         let grants = this.heldGrants.get(line.claim.parent);
                         if (!grants) this.heldGrants.set(line.claim.parent, (grants = new Map()));
@@ -225,6 +230,12 @@ export class Knowledge {
     /** The URNs whose state, as last seen, holds grant `key` on `parent`. */
     heldBy(parent: string, key: string): Iterable<string> {
         return new Set([...(this.heldGrants.get(parent)?.get(key) ?? [])].map((k) => this.holds.get(k)!.urn));
+    }
+
+    /** Whether `urn` holds grant `key` on `parent` only as a Diff that may have been a preview's saw it (Held.may). */
+    mayHold(parent: string, key: string, urn: string): boolean {
+        const holds = [...(this.heldGrants.get(parent)?.get(key) ?? [])].map((k) => this.holds.get(k)!).filter((h) => h.urn === urn);
+        return holds.length > 0 && holds.every((h) => h.may === true);
     }
 
     /** What the resource `urn` of identity `identity` held when last seen, if any run saw it. */

@@ -57,20 +57,24 @@ export const declaredBy = (ctx: ResourceContext, urn: string) => (urn === ctx.ur
  */
 export function keptGrants(ctx: ResourceContext, parent: string) {
     const kept = ctx.kept(parent);
-    const left = new Map<string, { grant: Grant; by: string }>();
+    const left = new Map<string, { grant: Grant; by: string; maybe: boolean }>();
     return {
         kept,
         keeps(grant: Grant): boolean {
             const by = kept.declaredBy(grantKey(grant));
-            if (by !== undefined) left.set(grantKey(grant), { grant, by });
+            if (by !== undefined) left.set(grantKey(grant), { grant, by, maybe: kept.maybe?.(grantKey(grant)) === true });
             return by !== undefined;
         },
         forget: () => left.clear(),
         report(): void {
             if (left.size === 0) return;
-            const lines = [...left.values()].map(({ grant, by }) => `  ${describeGrant(grant)}: declared by ${declaredBy(ctx, by)}`);
+            // What only a run that may have been a preview saw is said as what may be.
+            const lines = [...left.values()].map(({ grant, by, maybe }) => `  ${describeGrant(grant)}: ${maybe
+                ? `may be declared by ${declaredBy(ctx, by)} (only a run that may have been a preview saw its state hold it: if that resource is no longer in the stack, remove the grant by hand)`
+                : `declared by ${declaredBy(ctx, by)}`}`);
+            const may = [...left.values()].every((l) => l.maybe);
             ctx.warn(`deleted, but left ${left.size === 1 ? "a grant" : `${left.size} grants`} on ${parent} in place, because ` +
-                `the stack still declares ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
+                `the stack ${may ? "may still declare" : "still declares"} ${left.size === 1 ? "it" : "them"}:\n${lines.join("\n")}`);
         },
     };
 }

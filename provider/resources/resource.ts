@@ -35,6 +35,8 @@ export interface Kept {
     policy?: string;
     /** The resource (URN) that declares the grant of this grantKey, if any. */
     declaredBy(key: string): string | undefined;
+    /** Whether that resource may no longer hold it: only a run that may have been a preview saw it there. */
+    maybe?(key: string): boolean;
 }
 
 /**

@@ -35,6 +35,7 @@ import type { Emulator } from "../../emulator";
 import { pidsWith, processes, PulumiSandbox, RunResult, sleep, VERSION, yaml } from "./support";
 import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
 import { tarball } from "../../scripts/platforms";
+import { BACKEND_PREFIX } from "../../provider/deployment/location";
 import { conform } from "../../sim/conform";
 import { formatTrace, traceOf } from "../../sim/trace";
 
@@ -224,6 +225,14 @@ export interface TracedCommand {
     before?: string;
     /** How the CLI exited (absent where the campaign struck it). */
     code?: number;
+    /** What IAM held as the command started, as `parent-kind role member` (sim/trace.ts). */
+    iam?: string[];
+    /** The stack's crash journal as the command started: each file's name and text. */
+    journal?: Record<string, string>;
+    /** When the command started (ms since the epoch): the clock the journal's lines were written by. */
+    startedAt?: number;
+    /** The journal's notes the command printed, as `+|- parent-kind role member`. */
+    said?: string[];
 }
 
 /** One trial of `seed`: see the top of this file. */
@@ -252,13 +261,16 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         const file = path.join(sb.dir, "rpcs", label, `${String(traced.length + 1).padStart(2, "0")}.jsonl`);
         fs.mkdirSync(path.dirname(file), { recursive: true });
         sb.env.PULUMI_DEBUG_GRPC = file;
-        // The engine's checkpoint as the command starts (the file backend's own file), so a model can start there.
+        // The engine's checkpoint as the command starts (the file backend's own file), so a model can start there;
+        // what IAM and the stack's journal held then, so that the journal's core can be fed what the plugin read.
         const before = checkpointNow();
-        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}) });
+        const iam = [...iamOf(emu, ps)].map((g) => kindOf(ps, g));
+        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal: journalOf(sb, `urn:pulumi:${stack}::${label}::`), startedAt: Date.now() });
     };
-    /** The last traced command's exit code. */
-    const endedWith = (code: number | null) => {
+    /** The last traced command's exit code and the journal's notes it printed. */
+    const endedWith = (code: number | null, output?: string) => {
         if (traced.length && code !== null) traced[traced.length - 1].code = code;
+        if (traced.length && output !== undefined) traced[traced.length - 1].said = notesOf(output).map((n) => `${n.sign} ${kindOf(ps, `${n.parent} ${n.grant}`)}`);
     };
 
     const a = generate(r, "");
@@ -387,6 +399,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     await Promise.race([exited, sleep(60_000)]);
     if (!done) cli.kill("SIGKILL");
     sb.transcript.push(out);
+    endedWith(null, out);
     // What Google's side answered during the struck command, beyond 200s (0: a connection reset, or an answer lost).
     const answers: Record<string, number> = {};
     for (const req of emu.requests.slice(struckFrom)) if (req.status !== 200) answers[req.status] = (answers[req.status] ?? 0) + 1;
@@ -425,12 +438,12 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const loaded = async (args: string[]): Promise<RunResult> => {
         tracing(args);
         const res = await sb.tryPulumi(args, dir);
-        endedWith(res.code);
+        endedWith(res.code, res.stdout);
         if (!unloadable(res) || restores >= 2) return res;
         restore();
         tracing(args);
         const again = await sb.tryPulumi(args, dir);
-        endedWith(again.code);
+        endedWith(again.code, again.stdout);
         return again;
     };
     const tryRun = async (args: string[]): Promise<RunResult> => {
@@ -590,6 +603,30 @@ function iamOf(emu: Emulator, ps: Parents): Set<string> {
     const out = new Set<string>();
     for (const which of ["service", "consumer", "policyConsumer"] as const) {
         for (const g of listGrants(emu.getPolicy(parentName(ps, which)))) out.add(`${parentName(ps, which)} ${g}`);
+    }
+    return out;
+}
+
+/** `parent role member` with the parent as its kind (`service`, `consumer`, `policyConsumer`): a trace names no project. */
+function kindOf(ps: Parents, grant: string): string {
+    const [parent, ...rest] = grant.split(" ");
+    const kind = (["service", "consumer", "policyConsumer"] as const).find((w) => parentName(ps, w) === parent);
+    return `${kind ?? parent} ${rest.join(" ")}`;
+}
+
+/**
+ * The crash journal of the stack whose URNs start with `prefix`, as the plugin left it in the file backend's folder
+ * (BACKEND_PREFIX): each `.jsonl` file's name and text, of the one stack folder that mentions that prefix.
+ */
+function journalOf(sb: PulumiSandbox, prefix: string): Record<string, string> {
+    const root = path.join(sb.dir, "state", BACKEND_PREFIX, "stacks");
+    const out: Record<string, string> = {};
+    for (const key of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+        const folder = path.join(root, key);
+        const files = fs.readdirSync(folder).filter((f) => f.endsWith(".jsonl"));
+        const texts = files.map((f) => { try { return fs.readFileSync(path.join(folder, f), "utf8"); } catch { return ""; } });
+        if (!texts.some((t) => t.includes(prefix))) continue;
+        files.forEach((f, i) => (out[f] = texts[i]));
     }
     return out;
 }
