@@ -229,10 +229,12 @@ export async function conform(trace: Trace): Promise<Conformance> {
         if (fed) {
             world.now = cmd.startedAt!;
             world.load(Object.fromEntries(Object.entries(cmd.journal!).map(([name, text]) => [name, translated(text, trace.label, stack.version)])));
+            const etags: (string | undefined)[] = [];
+            for (const [kind, etag] of Object.entries(cmd.etags ?? {})) if (kind in PARENT_INDEX) etags[PARENT_INDEX[kind as ParentKind]] = etag;
             stack.iam.load(cmd.iam!.flatMap((g) => {
                 const [kind, ...rest] = g.split(" ");
                 return kind in PARENT_INDEX ? [{ parent: PARENT_INDEX[kind as ParentKind], grant: grantOf(rest.join(" ")) }] : [];
-            }));
+            }), etags);
         }
         const said = await stack.command(commandOf(cmd.args));
         const modelRuns = [...new Set(stack.sent.filter((c) => RESOURCE_CALLS.has(c.method)).map((c) => c.run))];

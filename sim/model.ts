@@ -105,11 +105,15 @@ export class Iam {
     /** `log`: the case's transcript, where a write in flight is told to land. */
     constructor(private readonly log: string[] = []) {}
 
-    /** IAM as a recorded trace found it: every parent's policy replaced (its etag moves). */
-    load(grants: Placed[]): void {
+    /** A recorded policy's etag, until the policy's next write here. */
+    private readonly recordedEtags: (string | undefined)[] = PARENTS.map(() => undefined);
+
+    /** IAM as a recorded trace found it: every parent's policy replaced, with its recorded etag where there is one. */
+    load(grants: Placed[], etags: (string | undefined)[] = []): void {
         for (const [parent, m] of this.policies.entries()) {
             m.clear();
             this.versions[parent]++;
+            this.recordedEtags[parent] = etags[parent];
         }
         for (const g of grants) this.policies[g.parent].set(grantKey(g.grant), g.grant);
     }
@@ -129,7 +133,7 @@ export class Iam {
     }
 
     etagOf(parent: number): string {
-        return `e${parent}.${this.versions[parent]}`;
+        return this.recordedEtags[parent] ?? `e${parent}.${this.versions[parent]}`;
     }
 
     set(p: Placed, present: boolean): void {
@@ -141,6 +145,7 @@ export class Iam {
         if (changes.length === 0) return;
         this.writes++;
         this.versions[changes[0].at.parent]++;
+        this.recordedEtags[changes[0].at.parent] = undefined;
         for (const { at, present } of changes) {
             if (present) this.policies[at.parent].set(grantKey(at.grant), at.grant);
             else this.policies[at.parent].delete(grantKey(at.grant));
@@ -155,6 +160,7 @@ export class Iam {
     /** Another writer changes the policy outside the grants a case follows (another role, an audit config): its etag moves. */
     touch(parent: number): void {
         this.versions[parent]++;
+        this.recordedEtags[parent] = undefined;
     }
 
     /** A Binding's or Policy's Read (its getIamPolicy): the grants it sets that the policy holds. */

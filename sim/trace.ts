@@ -65,6 +65,8 @@ export interface TraceCommand {
     said?: string[];
     /** When it started (ms since the epoch). */
     startedAt?: number;
+    /** Each parent's policy etag as it started, by parent kind. */
+    etags?: Record<string, string>;
 }
 
 export interface Trace {
@@ -198,7 +200,7 @@ const ENGINE = new Set(["up", "preview", "refresh", "destroy", "import"]);
  * `log(file)` reads one command's log (undefined: the command wrote none).
  */
 export function traceOf(trial: { label: string; commands: { args: string[]; fault?: string; file: string; before?: string; code?: number; iam?: string[];
-    journal?: Record<string, string>; said?: string[]; startedAt?: number }[]; after?: string },
+    journal?: Record<string, string>; said?: string[]; startedAt?: number; etags?: Record<string, string> }[]; after?: string },
     log: (file: string) => string | undefined): Trace {
     const commands: TraceCommand[] = [];
     for (const c of trial.commands) {
@@ -207,7 +209,7 @@ export function traceOf(trial: { label: string; commands: { args: string[]; faul
         const refused = c.code !== undefined && c.code !== 0 && !calls.some((x) => x.method !== "Handshake" && x.method !== "Cancel");
         commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls,
             ...(c.iam ? { iam: [...c.iam].sort() } : {}), ...(c.journal ? { journal: c.journal } : {}), ...(c.said ? { said: [...c.said].sort() } : {}),
-            ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}) });
+            ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}), ...(c.etags ? { etags: c.etags } : {}) });
     }
     return { label: trial.label, commands, after: stateOf(trial.after) };
 }

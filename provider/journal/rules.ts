@@ -13,8 +13,8 @@ export const RULES = {
         heldBy: ["tests/deployment/deployment.test.ts (`pulumi preview --refresh` after a Binding's update was cut off)", "sim"],
     },
     "preview-holds-nothing": {
-        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (a Diff may be a preview's until its run writes), a Diff's state adds its grants to what another run noted, live or ended, and takes none away.",
-        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant; a preview's Diffs after an `up` added a member to a Binding; seed 1, case 7989; seed 34, case 8488)", "sim"],
+        says: "A preview's state was read as it began and may be older than an update beside it: it is no record of what the stack holds; where the command line is unknown (a Diff may be a preview's until its run writes), a Diff's state takes nothing from what another run noted: it adds its grants, as what the stack may hold, unless that was noted after this process's first request.",
+        heldBy: ["tests/deployment/deployment.test.ts", "tests/journal/sim.test.ts (a preview beside an `up` that replaces a Member by a twin's grant; a preview's Diffs after an `up` added a member to a Binding; seed 1, case 7989; seed 34, case 8488; seed 45, case 3776)", "sim"],
     },
     "preview-olds-predate-answers": {
         says: "A preview's olds were read as it began and may predate an answer given since (an `up` beside it): an answered item is neither settled nor forced by them; where the command line is unknown (a Diff not yet shown to be an update's may be a preview's), a Diff's reason for an answered item says it may.",

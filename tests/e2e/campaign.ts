@@ -231,6 +231,8 @@ export interface TracedCommand {
     journal?: Record<string, string>;
     /** When the command started (ms since the epoch): the clock the journal's lines were written by. */
     startedAt?: number;
+    /** Each parent's policy etag as the command started (what a write journaled before it was sent against). */
+    etags?: Record<string, string>;
     /** The journal's notes the command printed, as `+|- parent-kind role member`. */
     said?: string[];
 }
@@ -265,7 +267,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         // what IAM and the stack's journal held then, so that the journal's core can be fed what the plugin read.
         const before = checkpointNow();
         const iam = [...iamOf(emu, ps)].map((g) => kindOf(ps, g));
-        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal: journalOf(sb, `urn:pulumi:${stack}::${label}::`), startedAt: Date.now() });
+        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal: journalOf(sb, `urn:pulumi:${stack}::${label}::`), startedAt: Date.now(),
+            etags: Object.fromEntries((["service", "consumer", "policyConsumer"] as const).map((w) => [w, emu.getPolicy(parentName(ps, w)).etag ?? ""])) });
     };
     /** The last traced command's exit code and the journal's notes it printed. */
     const endedWith = (code: number | null, output?: string) => {

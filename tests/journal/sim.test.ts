@@ -329,6 +329,17 @@ describe("the journal's simulator", function () {
         expect((await runCase(drawCase(caseSeed(34, 8488)), new Rules())).violations).to.deep.equal([]);
     });
 
+    // And its cost (seed 45, case 3776, command line unknown): a preview beside a `destroy --target` of a Binding,
+    // its Diffs after the destroy ended, its olds the Binding's members. Added to what the stack holds, a later
+    // Delete of a Member of that grant left it to the Binding, gone: untrue. Such a hold is marked, and the Delete says
+    // the Binding "may" declare it.
+    it("a may-be-preview Diff's olds taken in after a Binding's drop: a later Delete says the Binding may declare the grant (seed 45, case 3776)", async () => {
+        const c = drawCase(caseSeed(45, 3776));
+        const v = await runCase(c, new Rules());
+        expect(v.violations).to.deep.equal([]);
+        expect(v.transcript.join("\n")).to.match(/left roles\/editor user:dee@example.com .*: may be declared by .*bind0/);
+    });
+
     // A preview that read the state before an `up` replaced one of two twins sends its Diffs once the up has ended:
     // its olds name the replaced Member's old grant, which no state holds any more. Taken as held, a later Delete of
     // the other twin left that grant to the replaced one, in IAM and in no state.
