@@ -1,7 +1,8 @@
 // A recorded trace of the real engine: what one campaign trial's commands sent the plugin, as the CLI itself logged it
 // (`PULUMI_DEBUG_GRPC=<file>`: one JSON line as each call starts and one as it ends), reduced to what the engine model
 // decides — which resources, which calls in which order, what each answered — and the engine's checkpoint as each
-// command started. The reduction keeps no request body: no credential, no policy, nothing a person must not see.
+// command started; with what the campaign recorded beside it (the journal, IAM and etags the plugins read as it began,
+// the journal's notes it printed). The reduction keeps no request body and no credential.
 
 /** Where a grant's parent is, as the campaign's programs place them. */
 export type ParentKind = "service" | "consumer" | "policyConsumer";

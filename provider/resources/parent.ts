@@ -48,14 +48,14 @@ export async function unlessGone<T>(work: Promise<T>): Promise<T | undefined> {
 }
 
 /** Who declares what a Delete keeps, as the deleted resource's warning names it. */
-export const declaredBy = (ctx: ResourceContext, urn: string) => (urn === ctx.urn ? "this resource's replacement" : shortUrn(urn));
+export const declaredBy = (ctx: Pick<ResourceContext, "urn">, urn: string) => (urn === ctx.urn ? "this resource's replacement" : shortUrn(urn));
 
 /**
  * What a Delete on `parent` keeps because the rest of the deployment still declares it (deployment/): `keeps` answers
  * for one grant and notes those it keeps; `report` tells the user of them. A change function that is run again
  * (after a 409) starts with `forget`.
  */
-export function keptGrants(ctx: ResourceContext, parent: string) {
+export function keptGrants(ctx: Pick<ResourceContext, "urn" | "kept" | "warn">, parent: string) {
     const kept = ctx.kept(parent);
     const left = new Map<string, { grant: Grant; by: string; maybe: boolean }>();
     return {
