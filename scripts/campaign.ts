@@ -51,7 +51,7 @@ async function main(): Promise<number> {
     process.stdout.write(`\n${results.length} trials over ${seeds} seed(s) from ${first} (${byFault}; ${results.filter((r) => r.reverted).length} reverted; ${byOperation}): ` +
         `${count("lost")} lost, ${count("foreign removed")} foreign removed, ${count("unnamed")} unnamed, ` +
         `${count("not converged")} not converged, ${count("the last")} failed recoveries, ${count("false alarm")} false alarms, ` +
-        `${count("a warning survived")} warnings surviving their command, ${count("the engine model diverges")} traces the engine model diverges from, ${count("left after")} left after the notes' commands, ` +
+        `${count("a warning survived")} warnings surviving their command, ${count("the engine model diverges")} traces the engine model diverges from, ${count("says otherwise than the plugin")} whose notes the journal's core says otherwise, ${count("left after")} left after the notes' commands, ` +
         `${count("the command a note gives failed")} failed note commands, ${count("a preview failed")} failed previews; ` +
         `${results.reduce((n, r) => n + r.leftovers, 0)} grants left and named; ${results.reduce((n, r) => n + r.repairs, 0)} Pulumi snapshot integrity errors repaired; ` +
         `${results.reduce((n, r) => n + r.restores, 0)} checkpoints restored from their .bak; ` +

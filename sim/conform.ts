@@ -51,7 +51,7 @@ function translated(text: string, label: string, version: string): string {
     return text
         .replace(new RegExp(`urn:pulumi:[^:"]+::${esc(label)}::([^"|]+?)::([^"|:]+)`, "g"), (_, type: string, name: string) =>
             type === "pulumi:providers:cloud" ? providerUrn(name.startsWith("default") ? "default" : "explicit", version) : urnOf(name))
-        .replace(/http:\/\/127\.0\.0\.1:\d+/g, "http://127.0.0.1:1")
+        .replace(/http:\/\/127\.0\.0\.1:\d+[^"|\s]*/g, "http://127.0.0.1:1")
         .split(`${label}.endpoints.campaign-project.cloud.goog`).join("a.endpoints.sim.cloud.goog")
         .split(`cons-${label}`).join("tenant")
         .split(`pol-${label}`).join("owned");
@@ -63,10 +63,15 @@ const KIND_OF_MODEL_PARENT: Record<string, ParentKind> = {
     "services/a.endpoints.sim.cloud.goog/consumers/owned": "policyConsumer",
 };
 
-/** The journal's notes in what the model's run said, as the campaign records the CLI's (`+|- parent-kind role member`). */
+/**
+ * The journal's notes in what the model's run said, as the campaign records the CLI's (`+|- parent-kind role member`):
+ * the lines of its report of what earlier runs left (a Diff's reasons, said on the resource, the campaign does not
+ * parse).
+ */
 function notesOf(said: CommandOutcome["said"]): string[] {
     const out = new Set<string>();
     for (const { note } of said) {
+        if (note.kind !== "unrecorded" && note.kind !== "removed") continue;
         for (const m of note.text.matchAll(/(\S+ \S+) on (services\/\S+) was written for /g)) out.add(`+ ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
         for (const m of note.text.matchAll(/(\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.add(`- ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
     }
@@ -142,19 +147,22 @@ class TraceGuide implements Guide {
         const deletes = this.calls.filter((c) => c.method === "Delete");
         return deletes.some((a) => deletes.some((b) => a !== b && a.start < b.start && (a.end === undefined || a.end > b.start)));
     }
-    private next(name: string, method: string): TraceCall | undefined {
-        return this.calls.find((c) => c.name === name && c.method === method && !this.used.has(c));
+    private next(name: string, method: string, id?: string): TraceCall | undefined {
+        const open = this.calls.filter((c) => c.name === name && c.method === method && !this.used.has(c));
+        // A URN's live resource and its replaced old are read at once: the ID tells which Read was whose.
+        const tail = id === undefined ? undefined : id.includes(" ") ? id.slice(id.indexOf(" ") + 1) : "";
+        return (tail !== undefined ? open.find((c) => c.id === tail) : undefined) ?? open[0];
     }
     diff(name: string) {
         return this.next(name, "Diff")?.diff;
     }
-    answer(name: string, method: string): Answer | undefined {
-        const c = this.next(name, method);
+    answer(name: string, method: string, id?: string): Answer | undefined {
+        const c = this.next(name, method, id);
         if (!c) return undefined;
         return c.end === undefined ? "cut" : c.error !== undefined ? "failed" : c.gone ? "gone" : "ok";
     }
-    sent(name: string, method: string): void {
-        const c = this.next(name, method);
+    sent(name: string, method: string, id?: string): void {
+        const c = this.next(name, method, id);
         if (c) this.used.add(c);
     }
     stopped(): boolean {
@@ -228,7 +236,7 @@ export async function conform(trace: Trace): Promise<Conformance> {
         const fed = cmd.journal !== undefined && cmd.iam !== undefined && cmd.startedAt !== undefined;
         if (fed) {
             world.now = cmd.startedAt!;
-            world.load(Object.fromEntries(Object.entries(cmd.journal!).map(([name, text]) => [name, translated(text, trace.label, stack.version)])));
+            world.load(Object.fromEntries(Object.entries(cmd.journal!).map(([name, text]) => [name, translated(text, trace.label, stack.version)])), cmd.alive);
             const etags: (string | undefined)[] = [];
             for (const [kind, etag] of Object.entries(cmd.etags ?? {})) if (kind in PARENT_INDEX) etags[PARENT_INDEX[kind as ParentKind]] = etag;
             stack.iam.load(cmd.iam!.flatMap((g) => {
@@ -246,12 +254,16 @@ export async function conform(trace: Trace): Promise<Conformance> {
             const diverges = compareRun(engine.filter((c) => RESOURCE_CALLS.has(c.method)), model);
             if (diverges) return { ...out, divergence: say(i, cmd, `run ${r + 1}: ${diverges}`) };
         }
-        // (b): the notes of a command that ran to its end (a struck one printed what it reached).
-        if (fed && cmd.said !== undefined && !cutOff) {
+        // (b): the notes of a command that ran to its end (a struck one printed what it reached), all of whose journal's
+        // writers were gone as it began (a plugin finishing its writes after its CLI died exits during the command, at
+        // a moment the trace does not keep, and whether it still ran decides what the journal may say).
+        if (fed && cmd.said !== undefined && !cutOff && (cmd.alive ?? []).length === 0) {
             out.notesCompared++;
+            // As sets: a note a command's preview and its update each say, or the report at a run's start and end, is one.
             const mine = notesOf(said.said);
-            if (out.notesDiffer === undefined && mine.join("\n") !== cmd.said.join("\n")) {
-                out.notesDiffer = say(i, cmd, `the real plugin said [${cmd.said.join("; ")}]; the core, fed the trace, says [${mine.join("; ")}]`);
+            const theirs = [...new Set(cmd.said)].sort();
+            if (out.notesDiffer === undefined && mine.join("\n") !== theirs.join("\n")) {
+                out.notesDiffer = say(i, cmd, `the real plugin said [${theirs.join("; ")}]; the core, fed the trace, says [${mine.join("; ")}]`);
             }
         }
         if (!cutOff) {

@@ -34,6 +34,8 @@ export class World {
     /** The first run each CLI process made reach the folder (laterRunOfCli). */
     private readonly markers = new Map<string, string>();
     private appends = 0;
+    /** The recorded writers `load` last marked as running. */
+    private loadedAlive = new Set<string>();
     private nextPid = 100;
 
     constructor(public faults: StorageFaults = {}) {}
@@ -74,11 +76,14 @@ export class World {
     }
 
     /**
-     * The folder as a real plugin left it (a recorded trace): each file's lines, its writer dead, every line durable.
-     * A torn last line is skipped, as the shell's reader skips it.
+     * The folder as a real plugin left it (a recorded trace): each file's lines, every line durable, its writer dead
+     * unless `alive` names it. A torn last line is skipped, as the shell's reader skips it.
      */
-    load(files: Record<string, string>): void {
+    load(files: Record<string, string>, alive: string[] = []): void {
         this.files.clear();
+        for (const id of this.loadedAlive) this.alive.delete(id);
+        this.loadedAlive = new Set(alive);
+        for (const id of alive) this.alive.add(id);
         for (const [name, text] of Object.entries(files)) {
             const lines: Line[] = [];
             for (const raw of text.split("\n")) {

@@ -435,9 +435,12 @@ export interface Guide {
     /** The recorded Diff's answer for `name` in this run. */
     diff(name: string): "none" | "update" | "replace" | undefined;
     /** The recorded answer to the next `method` on `name` in this run; undefined when the run sent no more such calls. */
-    answer(name: string, method: string): Answer | undefined;
-    /** The model sent `method` on `name`: its next one is the run's next such call. */
-    sent(name: string, method: string): void;
+    answer(name: string, method: string, id?: string): Answer | undefined;
+    /**
+     * The model sent `method` on `name`: its next one is the run's next such call. `id`: a Read's resource ID, which
+     * tells a URN's live resource from its replaced old awaiting its Delete (read at once, in either order).
+     */
+    sent(name: string, method: string, id?: string): void;
     /** Whether the run stopped starting steps (a step failed, a Ctrl-C, a kill): a step it never sent was not due. */
     stopped(): boolean;
 }
@@ -507,10 +510,10 @@ export class Stack {
     /** Where each process's Diff warnings go (the server warns each reason the journal gives on the resource). */
     private readonly diffSinks = new WeakMap<JournalShell, (urn: string, why: string) => void>();
 
-    private send(method: string, name: string, phase: Phase, preview: boolean): void {
+    private send(method: string, name: string, phase: Phase, preview: boolean, id?: string): void {
         // Only a write carries the preview flag; Check, Diff and Read are the same requests in a preview.
         if (this.trace) this.sent.push({ run: this.run, method, name, phase, preview: preview && ["Create", "Update", "Delete"].includes(method) });
-        this.guide?.sent(name, method);
+        this.guide?.sent(name, method, id);
     }
 
     private took1(transition: Transition): void {
@@ -671,8 +674,9 @@ export class Stack {
             // A Read carries no preview flag: the engine's refresh and import send the same request in a preview.
             const read = kind === "refresh" || kind === "import";
             const method = read ? "Read" : kind === "create" ? "Create" : kind === "update" ? "Update" : "Delete";
-            const told = this.guide?.answer(m.name, method);
-            this.send(method, m.name, phase, preview && !read);
+            const id = read ? memberId(m) : undefined;
+            const told = this.guide?.answer(m.name, method, id);
+            this.send(method, m.name, phase, preview && !read, id);
             if (told === "cut") {
                 // The engine never heard back: it was killed, or it stopped waiting. It records nothing more, and the
                 // trace tells which of the steps it had under way it still sent.
@@ -957,7 +961,7 @@ export class Stack {
                 const condemned = new Set(this.checkpoint.condemned);
                 for (const m of this.guided([...this.checkpoint.resources.values(), ...this.checkpoint.condemned])) {
                     if (!targeted(m) || stopStarting || engineGone || m.pendingReplacement) continue;
-                    if (this.guide?.stopped() && this.guide.answer(m.name, "Read") === undefined) continue;
+                    if (this.guide?.stopped() && this.guide.answer(m.name, "Read", memberId(m)) === undefined) continue;
                     const r = await op(m, "refresh", m, "refresh");
                     if (r === "gone") {
                         this.took1("refresh finds it gone");
@@ -1076,11 +1080,12 @@ export class Stack {
             const urn = urnOf(m.name);
             const { j } = proc(m.provider);
             if (unsent(m.name, "Check")) continue;
-            // A Check or Diff the engine never heard back from (it was killed) leads to nothing more for the resource.
+            // A Check or Diff the engine never heard back from (it was killed), or that failed (its plugin died under
+            // it), leads to nothing more for the resource.
             const checked = this.guide?.answer(m.name, "Check");
             this.send("Check", m.name, "register", preview);
             j.declare(urn, claimOf(m));
-            if (checked === "cut") continue;
+            if (checked === "cut" || checked === "failed") continue;
             const old = goneInRun.has(urn) ? undefined : this.checkpoint.resources.get(urn);
             if (!old) {
                 steps.push({ kind: "create", m });
@@ -1100,7 +1105,7 @@ export class Stack {
             const told = this.guide?.diff(m.name);
             const diffed = this.guide?.answer(m.name, "Diff");
             this.send("Diff", m.name, "register", preview);
-            if (diffed === "cut") continue;
+            if (diffed === "cut" || diffed === "failed") continue;
             const { force, tell } = j.state(urn, claimOf(old), claimOf(m));
             for (const why of tell) this.diffSinks.get(j)?.(urn, why);
             // A Member is replaced when its grant changes. Another provider alone is no replacement: the engine diffs

@@ -45,6 +45,8 @@ export interface TraceCall {
     gone?: boolean;
     /** A Create, Update or Delete sent with `preview: true`. */
     preview?: boolean;
+    /** A Read's resource ID as the user's import names it, after its parent: `role member`, `role`, or "" (a Policy). */
+    id?: string;
 }
 
 export interface TraceCommand {
@@ -68,6 +70,8 @@ export interface TraceCommand {
     startedAt?: number;
     /** Each parent's policy etag as it started, by parent kind. */
     etags?: Record<string, string>;
+    /** The journal's writers still running as it started. */
+    alive?: string[];
 }
 
 export interface Trace {
@@ -175,6 +179,8 @@ export function callsOf(log: string): { program: TraceResource[]; calls: TraceCa
         if (line.progress === "request_started") {
             const call: TraceCall = { method: line.method.slice(prefix.length), name: str(req.urn) ? nameOfUrn(str(req.urn)!) : "", start: index };
             if (req.preview === true) call.preview = true;
+            const id = str(req.id);
+            if (call.method === "Read" && id !== undefined) call.id = id.includes(" ") ? id.slice(id.indexOf(" ") + 1) : "";
             calls.push(call);
             open.set(key, [...(open.get(key) ?? []), call]);
             return;
@@ -201,7 +207,7 @@ const ENGINE = new Set(["up", "preview", "refresh", "destroy", "import"]);
  * `log(file)` reads one command's log (undefined: the command wrote none).
  */
 export function traceOf(trial: { label: string; commands: { args: string[]; fault?: string; file: string; before?: string; code?: number; iam?: string[];
-    journal?: Record<string, string>; said?: string[]; startedAt?: number; etags?: Record<string, string> }[]; after?: string },
+    journal?: Record<string, string>; said?: string[]; startedAt?: number; etags?: Record<string, string>; alive?: string[] }[]; after?: string },
     log: (file: string) => string | undefined): Trace {
     const commands: TraceCommand[] = [];
     for (const c of trial.commands) {
@@ -210,7 +216,7 @@ export function traceOf(trial: { label: string; commands: { args: string[]; faul
         const refused = c.code !== undefined && c.code !== 0 && !calls.some((x) => x.method !== "Handshake" && x.method !== "Cancel");
         commands.push({ args: c.args, ...(c.fault ? { fault: c.fault } : {}), ...(refused ? { refused } : {}), before: stateOf(c.before), program, calls,
             ...(c.iam ? { iam: [...c.iam].sort() } : {}), ...(c.journal ? { journal: c.journal } : {}), ...(c.said ? { said: [...c.said].sort() } : {}),
-            ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}), ...(c.etags ? { etags: c.etags } : {}) });
+            ...(c.startedAt !== undefined ? { startedAt: c.startedAt } : {}), ...(c.etags ? { etags: c.etags } : {}), ...(c.alive ? { alive: c.alive } : {}) });
     }
     return { label: trial.label, commands, after: stateOf(trial.after) };
 }

@@ -233,6 +233,8 @@ export interface TracedCommand {
     startedAt?: number;
     /** Each parent's policy etag as the command started (what a write journaled before it was sent against). */
     etags?: Record<string, string>;
+    /** The journal's writers still running as the command started (a plugin finishing its writes after its CLI died). */
+    alive?: string[];
     /** The journal's notes the command printed, as `+|- parent-kind role member`. */
     said?: string[];
 }
@@ -267,7 +269,13 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         // what IAM and the stack's journal held then, so that the journal's core can be fed what the plugin read.
         const before = checkpointNow();
         const iam = [...iamOf(emu, ps)].map((g) => kindOf(ps, g));
-        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal: journalOf(sb, `urn:pulumi:${stack}::${label}::`), startedAt: Date.now(),
+        const journal = journalOf(sb, `urn:pulumi:${stack}::${label}::`);
+        const running = new Set(processes().map((p) => `${p.pid} ${p.start}`));
+        const alive = Object.values(journal).flatMap((text) => {
+            const hello = JSON.parse(text.slice(0, text.indexOf("\n") + 1 || undefined) || "{}") as { writer?: { id: string; pid: number; start?: string } };
+            return hello.writer && running.has(`${hello.writer.pid} ${hello.writer.start}`) ? [hello.writer.id] : [];
+        });
+        traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal, alive, startedAt: Date.now(),
             etags: Object.fromEntries((["service", "consumer", "policyConsumer"] as const).map((w) => [w, emu.getPolicy(parentName(ps, w)).etag ?? ""])) });
     };
     /** The last traced command's exit code and the journal's notes it printed. */
@@ -568,6 +576,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     }
     const conformance = await conform(recorded);
     if (conformance.divergence) problems.push(`the engine model diverges from the engine: ${conformance.divergence}`);
+    if (conformance.notesDiffer) problems.push(`the journal's core, fed the trace, says otherwise than the plugin: ${conformance.notesDiffer}`);
     fs.rmSync(path.join(sb.dir, "rpcs", label), { recursive: true, force: true });
     const result: TrialResult = { seed, trial: index, fault, reverted, operations, problems, leftovers: leftovers.length, repairs, restores, answers, seconds: (Date.now() - started) / 1000, traces: traced };
     ctx.say(`seed ${seed} trial ${index}: ${fault}${holdAnswer ? " mid-write" : ""} after ${strikeAfterWrites} writes, ` +

@@ -26,6 +26,15 @@ function find(pick: (calls: TraceCall[], args: string[]) => boolean): { t: Trace
     throw new Error("no committed trace has such a command");
 }
 
+/**
+ * Commands whose notes the core, fed the trace, says otherwise than the real plugin, and why (docs/design/journal.md,
+ * "The engine model, held to the real engine"). s31007t20, command 12, `pulumi import --yes` of an orphan: in the
+ * import's preview, the real plugin's report named the orphan before the import's Read answered; the model's Read
+ * answered first, and the grant it read is then held by the stack, so the report does not name it. Which comes first
+ * is a race of two reads of one policy the trace does not order.
+ */
+const KNOWN_NOTE_DIFFERENCES = ["s31007t20: command 12"];
+
 describe("the engine model against recorded traces of the real engine", function () {
     this.timeout(120_000);
 
@@ -39,10 +48,12 @@ describe("the engine model against recorded traces of the real engine", function
         // Every flow named there is one of the model's.
         const named = lines[lines.length - 3].replace(/^model flows no trace exercised: /, "");
         if (named !== "none") for (const flow of named.split("; ")) expect(TRANSITIONS as readonly string[]).to.include(flow);
-        // (b) The core, fed what each command's plugin read (its journal, IAM, the engine's calls), says what it said.
+        // (b) The core, fed what each command's plugin read (its journal, IAM, the engine's calls), says what it said:
+        // in every trace but one, whose difference is a race the trace cannot settle (KNOWN_NOTE_DIFFERENCES).
         expect(results.every((r) => r.notesCompared > 0), "every trace records what its plugins read and said").to.equal(true);
-        expect(results.filter((r) => r.notesDiffer).map((r) => r.notesDiffer)).to.deep.equal([]);
-        expect(lines[lines.length - 2]).to.match(new RegExp(`^the core fed ${results.length} traces \\(\\d+ commands\\): 0 say otherwise than the plugin$`));
+        const differing = results.filter((r) => r.notesDiffer).map((r) => `${r.label}: ${/^command \d+/.exec(r.notesDiffer!)?.[0]}`);
+        expect(differing).to.deep.equal(KNOWN_NOTE_DIFFERENCES);
+        expect(lines[lines.length - 2]).to.match(new RegExp(`^the core fed ${results.length} traces \\(\\d+ commands\\): ${KNOWN_NOTE_DIFFERENCES.length} say otherwise than the plugin$`));
     });
 
     it("says otherwise than the plugin where a trace's notes are not what the core says (a note dropped, one added)", async () => {
@@ -59,12 +70,14 @@ describe("the engine model against recorded traces of the real engine", function
     });
 
     it("diverges where the engine sent a call the model does not (a Delete before a program's Check had ended)", async () => {
-        const { t, k } = find((calls, args) => args[0] === "up" && calls.some((c) => c.method === "Delete") && calls.some((c) => c.method === "Check"));
-        // The last Delete moved to start before the first Check of its run ended: a phase out of order.
+        // A Delete of a resource the program dropped (no Check of it in its run): one of the deletes at the end.
+        const dropped = (run: TraceCall[]) => run.find((c) => c.method === "Delete" && !run.some((x) => x.method === "Check" && x.name === c.name));
+        const { t, k } = find((calls, args) => args[0] === "up" && runsOf(calls).some((r) => dropped(r) !== undefined && r.some((c) => c.method === "Check")));
+        // That Delete moved to start before the first Check of its run ended: a phase out of order.
         const wrong = changed(t, k, (calls) => {
-            const run = runsOf(calls).find((r) => r.some((c) => c.method === "Delete") && r.some((c) => c.method === "Check"))!;
+            const run = runsOf(calls).find((r) => dropped(r) !== undefined && r.some((c) => c.method === "Check"))!;
             const check = run.find((c) => c.method === "Check")!;
-            const del = [...run].reverse().find((c) => c.method === "Delete")!;
+            const del = dropped(run)!;
             del.start = check.start + 0.5;
             return [...calls].sort((a, b) => a.start - b.start);
         });
