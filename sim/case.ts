@@ -220,7 +220,7 @@ function drawShared(seed: number, c: { initial: Member[]; steps: Step[] }): void
     // A step that left the program as it was leaves it so (one array).
     const made = new Map<Member[], Member[]>();
     const withIt = (program: Member[]): Member[] => {
-        const listed = program.some((x) => x.members?.includes(share.at.grant.member) && x.at.parent === share.at.parent && x.at.grant.role === BINDING_ROLE);
+        const listed = program.some((x) => isBinding(x) && x.at.parent === share.at.parent && x.members!.includes(share.at.grant.member));
         if (!listed) return program;
         let out = made.get(program);
         if (!out) made.set(program, (out = [...program, share]));

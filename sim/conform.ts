@@ -10,7 +10,9 @@
 
 import { Rules } from "../provider/journal/rules";
 import { World } from "./machine";
-import { Answer, Checkpoint, Command, CommandOutcome, Draws, Guide, Member, Placed, Phase, providerUrn, SentCall, Stack, Transition, urnOf } from "./model";
+import { parentName } from "../provider/iam/names";
+import { Answer, Checkpoint, Command, CommandOutcome, Draws, Guide, Member, MODEL_ENDPOINT, PARENTS, Placed, Phase, providerUrn, SentCall, Stack, Transition, urnOf } from "./model";
+import { campaignParents, reportNotesIn } from "./trace";
 import type { ParentKind, Trace, TraceCall, TraceCommand, TraceResource, TraceState } from "./trace";
 
 /** The calls about a resource: what the engine model decides. The rest (Handshake, Configure, Cancel …) it does not. */
@@ -48,20 +50,20 @@ function memberOf(r: TraceResource): Member {
  */
 function translated(text: string, label: string, version: string): string {
     const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const theirs = campaignParents(label);
+    const mine = (kind: ParentKind) => PARENTS[PARENT_INDEX[kind]];
+    const consumerOf = (kind: ParentKind) => { const p = mine(kind); return p.kind === "consumer" ? p.consumerProject : ""; };
     return text
         .replace(new RegExp(`urn:pulumi:[^:"]+::${esc(label)}::([^"|]+?)::([^"|:]+)`, "g"), (_, type: string, name: string) =>
             type === "pulumi:providers:cloud" ? providerUrn(name.startsWith("default") ? "default" : "explicit", version) : urnOf(name))
-        .replace(/http:\/\/127\.0\.0\.1:\d+[^"|\s]*/g, "http://127.0.0.1:1")
-        .split(`${label}.endpoints.campaign-project.cloud.goog`).join("a.endpoints.sim.cloud.goog")
-        .split(`cons-${label}`).join("tenant")
-        .split(`pol-${label}`).join("owned");
+        .replace(/http:\/\/127\.0\.0\.1:\d+[^"|\s]*/g, MODEL_ENDPOINT)
+        .split(theirs.service).join(mine("service").serviceName)
+        .split(theirs.consumer).join(consumerOf("consumer"))
+        .split(theirs.policyConsumer).join(consumerOf("policyConsumer"));
 }
 
-const KIND_OF_MODEL_PARENT: Record<string, ParentKind> = {
-    "services/a.endpoints.sim.cloud.goog": "service",
-    "services/a.endpoints.sim.cloud.goog/consumers/tenant": "consumer",
-    "services/a.endpoints.sim.cloud.goog/consumers/owned": "policyConsumer",
-};
+/** The model's parent names, by the kind a trace gives them. */
+const KIND_OF_MODEL_PARENT = new Map(Object.entries(PARENT_INDEX).map(([kind, i]) => [parentName(PARENTS[i]), kind]));
 
 /**
  * The journal's notes in what the model's run said, as the campaign records the CLI's (`+|- parent-kind role member`):
@@ -72,8 +74,8 @@ function notesOf(said: CommandOutcome["said"]): string[] {
     const out = new Set<string>();
     for (const { note } of said) {
         if (note.kind !== "unrecorded" && note.kind !== "removed") continue;
-        for (const m of note.text.matchAll(/(\S+ \S+) on (services\/\S+) was written for /g)) out.add(`+ ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
-        for (const m of note.text.matchAll(/(\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.add(`- ${KIND_OF_MODEL_PARENT[m[2]] ?? m[2]} ${m[1]}`);
+        // The model's note is the report's line without its bullet.
+        for (const n of reportNotesIn(`- ${note.text}`)) out.add(`${n.sign} ${KIND_OF_MODEL_PARENT.get(n.parent) ?? n.parent} ${n.grant}`);
     }
     return [...out].sort();
 }
@@ -233,13 +235,14 @@ export async function conform(trace: Trace): Promise<Conformance> {
         stack.guide = new TraceGuide(allRuns, cmd.fault !== undefined);
         stack.sent.length = 0;
         // What the real plugin read as the command began: the journal its processes left, IAM, the clock.
-        const fed = cmd.journal !== undefined && cmd.iam !== undefined && cmd.startedAt !== undefined;
+        const { journal, iam, startedAt } = cmd;
+        const fed = journal !== undefined && iam !== undefined && startedAt !== undefined;
         if (fed) {
-            world.now = cmd.startedAt!;
-            world.load(Object.fromEntries(Object.entries(cmd.journal!).map(([name, text]) => [name, translated(text, trace.label, stack.version)])), cmd.alive);
+            world.now = startedAt;
+            world.load(Object.fromEntries(Object.entries(journal).map(([name, text]) => [name, translated(text, trace.label, stack.version)])), cmd.alive);
             const etags: (string | undefined)[] = [];
             for (const [kind, etag] of Object.entries(cmd.etags ?? {})) if (kind in PARENT_INDEX) etags[PARENT_INDEX[kind as ParentKind]] = etag;
-            stack.iam.load(cmd.iam!.flatMap((g) => {
+            stack.iam.load(iam.flatMap((g) => {
                 const [kind, ...rest] = g.split(" ");
                 return kind in PARENT_INDEX ? [{ parent: PARENT_INDEX[kind as ParentKind], grant: grantOf(rest.join(" ")) }] : [];
             }), etags);

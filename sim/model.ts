@@ -24,6 +24,8 @@ export const BINDING_TYPE = "cloud:endpoints/serviceIamBinding:ServiceIamBinding
 export const POLICY_TYPE = "cloud:endpoints/consumersIamPolicy:ConsumersIamPolicy";
 /** The parent a drawn case's Policies own (no Member, Binding or other writer touches it). */
 export const POLICY_PARENT = 2;
+/** The endpoint every model provider is configured with. */
+export const MODEL_ENDPOINT = "http://127.0.0.1:1";
 /** The role a drawn case's Bindings set (no Member and no other writer uses it, so no two resources fight over it). */
 export const BINDING_ROLE = "roles/editor";
 const STACK = "urn:pulumi:dev::sim";
@@ -646,7 +648,7 @@ export class Stack {
                 j.engine(address);
                 const urn = providerUrn(name, this.version);
                 j.attach(urn);
-                j.provider(urn, "http://127.0.0.1:1");
+                j.provider(urn, MODEL_ENDPOINT);
                 got = { p, j };
                 procs.set(name, got);
             }

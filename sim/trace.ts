@@ -7,6 +7,22 @@
 /** Where a grant's parent is, as the campaign's programs place them. */
 export type ParentKind = "service" | "consumer" | "policyConsumer";
 
+/** The names of a campaign trial's parents (its service, and the consumers of its Members and of its Policy). */
+export const campaignParents = (label: string): Record<ParentKind, string> =>
+    ({ service: `${label}.endpoints.campaign-project.cloud.goog`, consumer: `cons-${label}`, policyConsumer: `pol-${label}` });
+
+/**
+ * The lines of the crash journal's report in printed text (`- <grant> on <parent> was written for …`: in IAM, in no
+ * state; `- <grant> was removed from <parent> by an operation …`: gone, a state holds it): each one's sign, grant and
+ * parent.
+ */
+export function reportNotesIn(text: string): { sign: "+" | "-"; grant: string; parent: string }[] {
+    const out: { sign: "+" | "-"; grant: string; parent: string }[] = [];
+    for (const m of text.matchAll(/- (\S+ \S+) on (services\/\S+) was written for /g)) out.push({ sign: "+", grant: m[1], parent: m[2] });
+    for (const m of text.matchAll(/- (\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.push({ sign: "-", grant: m[1], parent: m[2] });
+    return out;
+}
+
 /** A resource as a program registered it, or as a checkpoint holds it. */
 export interface TraceResource {
     name: string;

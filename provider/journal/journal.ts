@@ -405,6 +405,18 @@ export class Journal {
     }
 
     /**
+     * What the stack holds of `urn` gains `claim`'s grants and loses none of what it held (the engine may or may not
+     * have the state that claim comes from). `may`: only that may be held (Held.may); it notes nothing it adds nothing.
+     */
+    private gain(urn: string, claim: Claim, may = false): void {
+        const had = this.known.heldAs(urn, identityOf(claim))?.claim?.grants ?? [];
+        const kept = new Set(had.map(grantKey));
+        const more = claim.grants.filter((g) => !kept.has(grantKey(g)));
+        if (may && more.length === 0) return;
+        this.hold(urn, claim, { ...claim, grants: [...had, ...more] }, false, may);
+    }
+
+    /**
      * The engine sent `urn`'s state, whose claim is `held`: the items it agrees with are settled. Returns, for a
      * Diff, what `declared` (the program's claim) must write so that IAM is as the program says: the grants the
      * engine's state and IAM disagree on that the resource's Update sets, and the grants its state holds that another
@@ -448,12 +460,7 @@ export class Journal {
         const notedSince = noted !== undefined && this.attachedAt !== undefined && noted.at > this.attachedAt;
         if (held && engineWord && !replaced && !pendingOld) {
             if (!((this.previewRun || mayBeOlder) && this.rules.fires("preview-holds-nothing"))) this.hold(urn, held, held);
-            else if (!this.previewRun && noted && !notedSince) {
-                const had = noted.claim?.grants ?? [];
-                const kept = new Set(had.map(grantKey));
-                const more = held.grants.filter((g) => !kept.has(grantKey(g)));
-                if (more.length) this.hold(urn, held, { ...held, grants: [...had, ...more] }, false, true);
-            }
+            else if (!this.previewRun && noted && !notedSince) this.gain(urn, held, true);
         }
         for (const item of engineWord ? this.known.open(urn) : []) {
             if (!held || held.parent !== parentName(item.entry.parent)) continue;
@@ -649,11 +656,7 @@ export class Journal {
         // and said). After a second one the engine records nothing more: the answer holds nothing.
         if (of && !op.preview && !mayBePreviewRead && ownHold) {
             if (!(this.stopping && (!drops || this.cancels > 1) && this.rules.fires("answer-after-stop"))) this.hold(urn, of, drops ? null : claim ?? null, drops && replaced);
-            else if (claim && this.cancels <= 1) {
-                const was = this.known.heldAs(urn, identityOf(of))?.claim;
-                const kept = new Set(claim.grants.map(grantKey));
-                this.hold(urn, of, was ? { ...claim, grants: [...claim.grants, ...was.grants.filter((g) => !kept.has(grantKey(g)))] } : claim);
-            }
+            else if (claim && this.cancels <= 1) this.gain(urn, claim);
         }
         if (!op.preview && claim && !previewRead) {
             this.gather();

@@ -37,7 +37,7 @@ import { FOLDER_PLATFORM, listGrants, pluginFolder } from "../support/plugin";
 import { tarball } from "../../scripts/platforms";
 import { BACKEND_PREFIX } from "../../provider/deployment/location";
 import { conform } from "../../sim/conform";
-import { formatTrace, traceOf } from "../../sim/trace";
+import { campaignParents, formatTrace, reportNotesIn, traceOf } from "../../sim/trace";
 
 const MEMBER_ROLE = "roles/servicemanagement.serviceConsumer";
 const BINDING_ROLE = "roles/servicemanagement.serviceController";
@@ -245,7 +245,7 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
     const started = Date.now();
     const r = random(seed * 1000 + index);
     const label = `s${seed}t${index}`;
-    const ps: Parents = { service: `${label}.endpoints.campaign-project.cloud.goog`, consumer: `cons-${label}`, policyConsumer: `pol-${label}` };
+    const ps: Parents = campaignParents(label);
     emu.createService(ps.service, "campaign-project");
     // Grants made outside Pulumi, on the parents no Policy owns.
     for (const which of ["service", "consumer"] as const) {
@@ -272,8 +272,8 @@ export async function trial(ctx: CampaignContext, seed: number, index: number): 
         const journal = journalOf(sb, `urn:pulumi:${stack}::${label}::`);
         const running = new Set(processes().map((p) => `${p.pid} ${p.start}`));
         const alive = Object.values(journal).flatMap((text) => {
-            const hello = JSON.parse(text.slice(0, text.indexOf("\n") + 1 || undefined) || "{}") as { writer?: { id: string; pid: number; start?: string } };
-            return hello.writer && running.has(`${hello.writer.pid} ${hello.writer.start}`) ? [hello.writer.id] : [];
+            const w = writerOf(text);
+            return w && running.has(`${w.pid} ${w.start}`) ? [w.id] : [];
         });
         traced.push({ args, file, ...(fault ? { fault } : {}), ...(before !== undefined ? { before } : {}), iam, journal, alive, startedAt: Date.now(),
             etags: Object.fromEntries((["service", "consumer", "policyConsumer"] as const).map((w) => [w, emu.getPolicy(parentName(ps, w)).etag ?? ""])) });
@@ -626,6 +626,15 @@ function kindOf(ps: Parents, grant: string): string {
     return `${kind ?? parent} ${rest.join(" ")}`;
 }
 
+/** The writer a journal file's first line (its `hello`) names; undefined if that line is torn. */
+function writerOf(text: string): { id: string; pid: number; start?: string } | undefined {
+    try {
+        return (JSON.parse(text.split("\n", 1)[0]) as { writer?: { id: string; pid: number; start?: string } }).writer;
+    } catch {
+        return undefined;
+    }
+}
+
 /**
  * The crash journal of the stack whose URNs start with `prefix`, as the plugin left it in the file backend's folder
  * (BACKEND_PREFIX): each `.jsonl` file's name and text, of the one stack folder that mentions that prefix.
@@ -650,12 +659,7 @@ function sharesGrant(p: Program): boolean {
 }
 
 /** The crash journal's notes in what a command printed: each grant, its parent, and whether it was added or removed. */
-function notesOf(output: string): { sign: "+" | "-"; grant: string; parent: string }[] {
-    const out: { sign: "+" | "-"; grant: string; parent: string }[] = [];
-    for (const m of output.matchAll(/- (\S+ \S+) on (services\/\S+) was written for /g)) out.push({ sign: "+", grant: m[1], parent: m[2] });
-    for (const m of output.matchAll(/- (\S+ \S+) was removed from (services\/\S+) by an operation/g)) out.push({ sign: "-", grant: m[1], parent: m[2] });
-    return out;
-}
+const notesOf = reportNotesIn;
 
 /** Every grant the stack's state holds (`pulumi stack export`), as `parent role member`. */
 function heldByState(exported: RunResult): Set<string> {
